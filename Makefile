@@ -1,0 +1,47 @@
+# Two commands do all the set-up on a fresh machine (Python 3.11+ and make):
+#   make grade [SUBMISSION=DIR]   grade the stubs (or DIR) and write reports/
+#   make test                     the repository's own test suite (installs the dev extras)
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SUBMISSION ?= assignments/rnn_prehistory
+OUT ?= reports
+GRADE_ARGS ?=
+
+.PHONY: grade test stubs bench clean help venv
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
+	@echo "make test     run the repository's tests (engine, content, outside oracles)"
+	@echo "make stubs    regenerate assignments/ from solutions/"
+	@echo "make bench    time and measure a grading run"
+
+# The venv is rebuilt when it is missing, broken (its Python is gone), or older than
+# pyproject.toml; each stamp records one install of the package with a set of extras.
+venv:
+	@if [ ! -x $(PY) ] || ! $(PY) -c "import sys" >/dev/null 2>&1; then \
+	  rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); fi
+
+$(VENV)/.installed-base: pyproject.toml | venv
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
+	@touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | venv
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@ $(VENV)/.installed-base
+
+grade: $(VENV)/.installed-base
+	$(PY) -m autograder grade $(SUBMISSION) --out $(OUT) $(GRADE_ARGS)
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest tests -q
+
+stubs: $(VENV)/.installed-base
+	$(PY) scripts/make_stubs.py
+
+bench: $(VENV)/.installed-dev
+	$(PY) scripts/bench.py
+
+clean:
+	rm -rf $(VENV) $(OUT) .bench

@@ -1,0 +1,70 @@
+"""Assertions for the suites, with messages written for the student.
+
+A failed check says what was wrong in terms of the exercise (which output, which shape,
+how far off) and never prints hidden inputs in bulk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class CheckFailed(AssertionError):
+    """A wrong answer (outcome "failed"); its message is shown to the student."""
+
+
+def rel_error(a, b) -> float:
+    """CS231n's element-wise relative error, maximised (SPEC §3.1)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)))) if a.size else 0.0
+
+
+def norm_rel_error(a, b) -> float:
+    """||a - b|| / (||a|| + ||b||): the whole-array criterion, robust where entries are ~0."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    denom = np.linalg.norm(a) + np.linalg.norm(b)
+    return float(np.linalg.norm(a - b) / denom) if denom > 0 else 0.0
+
+
+def expect_array(value, shape: tuple, what: str) -> np.ndarray:
+    """`value` must be a finite-or-not numeric ndarray of exactly `shape`."""
+    if not isinstance(value, np.ndarray):
+        raise CheckFailed(f"{what} should be a numpy array of shape {shape}, got {type(value).__name__}")
+    if value.shape != tuple(shape):
+        raise CheckFailed(f"{what} has shape {value.shape}, expected {tuple(shape)}")
+    if value.dtype.kind not in "fiub":
+        raise CheckFailed(f"{what} has dtype {value.dtype}, expected a real float array")
+    return value
+
+
+def expect_tuple(value, length: int, what: str) -> tuple:
+    if not isinstance(value, (tuple, list)) or len(value) != length:
+        got = f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) \
+            else type(value).__name__
+        raise CheckFailed(f"{what} should return a tuple of {length} values, got {got}")
+    return tuple(value)
+
+
+def expect_close(actual, expected, what: str, tol: float = 1e-7, hint: str = "") -> None:
+    """Shape and values of `actual` must match `expected` (max CS231n rel_error <= tol)."""
+    expected = np.asarray(expected)
+    actual = expect_array(actual, expected.shape, what) if expected.ndim else actual
+    if expected.ndim == 0:
+        try:
+            actual = float(actual)
+        except (TypeError, ValueError):
+            raise CheckFailed(f"{what} should be a number, got {type(actual).__name__}") from None
+    if not np.all(np.isfinite(actual)) and np.all(np.isfinite(expected)):
+        raise CheckFailed(f"{what} contains nan or inf")
+    err = rel_error(actual, expected)
+    if not err <= tol:
+        raise CheckFailed(f"{what} is wrong: relative error {err:.2e} (allowed {tol:.0e})"
+                          + (f". {hint}" if hint else ""))
+
+
+def expect_not_mutated(module, what: str) -> None:
+    """After a call through a StudentModule proxy: no argument array was modified in place."""
+    mutated = getattr(module, "last_mutated", [])
+    if mutated:
+        raise CheckFailed(f"{what} modified its input argument(s) {', '.join(mutated)} in place; "
+                          "functions must not mutate their inputs (copy first, e.g. x = x.copy())")

@@ -1,0 +1,1 @@
+"""Known-broken replacements of the fault-injection primitives (SPEC §4, the third way of grading)."""

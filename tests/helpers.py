@@ -1,0 +1,47 @@
+"""Helpers for the repository's own tests: build submissions in temporary folders, run the real grader."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOLUTIONS = REPO / "solutions" / "rnn_prehistory"
+STUBS = REPO / "assignments" / "rnn_prehistory"
+
+
+def make_submission(folder: Path, base: Path = SOLUTIONS, replace: dict | None = None,
+                    files: dict | None = None) -> Path:
+    """Copy the modules of `base` into `folder`, apply text edits, add or overwrite files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for src in base.glob("*.py"):
+        shutil.copyfile(src, folder / src.name)
+    for name, edits in (replace or {}).items():
+        text = (folder / name).read_text()
+        for old, new in edits:
+            assert old in text, f"{name}: the text to replace is not in the module: {old!r}"
+            text = text.replace(old, new)
+        (folder / name).write_text(text)
+    for name, text in (files or {}).items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def run_grader(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def grade(submission: Path, out: Path, *extra, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    proc = run_grader("grade", submission, "--out", out, *extra, env=env)
+    score_file = out / "score.json"
+    score = json.loads(score_file.read_text()) if score_file.exists() else {}
+    return proc, score
+
+
+def results_by_id(score: dict, topic: str) -> dict:
+    return {t["id"]: t for x in score["topics"] if x["id"] == topic for t in x["tests"]}

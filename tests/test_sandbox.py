@@ -1,0 +1,187 @@
+"""Hostile and broken submissions, graded for real by `python -m autograder grade`.
+
+Each test builds a submission in a temporary folder from the reference (or the stubs),
+breaks one thing, and checks that only the matching tests lose points and that the
+report says what to fix.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+from helpers import STUBS, grade, make_submission, results_by_id
+
+AS_ROOT = os.geteuid() == 0
+
+# Tests of the bptt topic that call rnn_forward (directly or through a cache).
+CALLS_RNN_FORWARD = {
+    "public::test_rnn_forward_shapes_and_first_step", "hidden::test_rnn_forward_matches_reference",
+    "hidden::test_rnn_backward_matches_finite_differences", "hidden::test_rnn_backward_accumulates_over_time",
+    "hidden::test_rnn_backward_truncated_matches_definition",
+    "hidden::test_rnn_backward_truncated_k_ge_T_equals_full", "hidden::test_no_input_mutation",
+}
+CALLS_REL_ERROR = {"public::test_rel_error_formula", "hidden::test_rel_error_matches_formula"}
+
+
+def bptt_topic(score):
+    return next(t for t in score["topics"] if t["id"] == "bptt")
+
+
+def test_infinite_loop_costs_only_the_tests_that_call_it(tmp_path):
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [
+        ("    N, T, _ = x.shape\n", "    while True:\n        pass\n    N, T, _ = x.shape\n")]})
+    started = time.monotonic()
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert elapsed < 30, f"grading took {elapsed:.1f} s"
+    tests = results_by_id(score, "bptt")
+    failed = {i for i, t in tests.items() if t["outcome"] != "passed"}
+    assert failed == CALLS_RNN_FORWARD
+    assert all(tests[i]["outcome"] == "timeout" and "rnn_forward" in tests[i]["message"] for i in failed)
+    assert bptt_topic(score)["status"] == "graded"
+
+
+def test_os_exit_in_a_function_costs_only_that_test(tmp_path):
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [
+        ("    return float(np.max(np.abs(a - b)", "    import os; os._exit(0)\n    return float(np.max(np.abs(a - b)")]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    assert proc.returncode == 0, proc.stderr
+    tests = results_by_id(score, "bptt")
+    failed = {i for i, t in tests.items() if t["outcome"] != "passed"}
+    assert failed == CALLS_REL_ERROR
+    for i in failed:
+        assert tests[i]["outcome"] == "error"
+        assert "exited with status 0" in tests[i]["message"] and "os._exit" in tests[i]["message"]
+    assert bptt_topic(score)["earned"] == 20 - 1 - 0.5
+
+
+def test_student_cannot_forge_the_score(tmp_path):
+    """The stub (0 points) plus import-time tampering: a fake score file, fake pytest
+    output, and numpy functions replaced so that every comparison would pass."""
+    out = tmp_path / "out"
+    hostile = f'''
+import json, os, sys
+import numpy as np
+fake = {{"schema": "autograder.score/v1", "earned": 100.0, "possible": 100.0, "topics": []}}
+for target in [{str(out / "score.json")!r}, "reports/score.json", "score.json"]:
+    try:
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        with open(target, "w") as fh:
+            json.dump(fake, fh)
+    except OSError:
+        pass
+print("=" * 20, "15 passed in 0.01s", "=" * 20)
+print("bptt 20 / 20 graded")
+sys.stderr.write("PASSED\\n")
+np.allclose = lambda *a, **k: True
+np.max = lambda *a, **k: 0.0
+np.linalg.norm = lambda *a, **k: 0.0
+np.abs = lambda x, *a, **k: x * 0
+'''
+    sub = make_submission(tmp_path / "sub", base=STUBS)
+    (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + hostile)
+    proc, score = grade(sub, out, "--topic", "bptt")
+    assert proc.returncode == 0, proc.stderr
+    assert score["earned"] == 0.0 and bptt_topic(score)["earned"] == 0.0
+    assert "15 passed" not in proc.stdout and "PASSED" not in proc.stderr
+
+
+SPY = '''
+import os
+try:
+    import socket
+except ImportError:        # the sandbox preloads numpy and part of the standard library only
+    socket = None
+
+def _view():
+    found = [k for k, v in os.environ.items() if "s3cr3t-grader-token" in v or k == "GRADER_SECRET"]
+    for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if b"s3cr3t-grader-token" in fh.read():
+                    found.append(f"/proc/{pid}/environ")
+        except OSError:
+            pass
+    try:
+        open(HIDDEN_SUITE).read()
+        hidden = "readable"
+    except OSError:
+        hidden = "unreadable"
+    try:
+        socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
+        net = "connected"
+    except (OSError, AttributeError):
+        net = "refused"
+    return f"VIEW found={found} uid={os.getuid()} hidden={hidden} net={net} home={os.environ.get('HOME')}"
+
+def rel_error(a, b):
+    raise RuntimeError(_view())
+'''
+
+
+def test_student_code_cannot_see_the_graders_secrets(tmp_path):
+    hidden_suite = STUBS.parents[1] / "autograder" / "hidden" / "test_bptt.py"
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    try:
+        spy = SPY.replace("HIDDEN_SUITE", repr(str(hidden_suite))).replace("PORT", str(port))
+        sub = make_submission(tmp_path / "sub", base=STUBS)
+        (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + spy)
+        proc, score = grade(sub, tmp_path / "out", "--topic", "bptt", env={"GRADER_SECRET": "s3cr3t-grader-token"})
+    finally:
+        listener.close()
+    assert proc.returncode == 0, proc.stderr
+    message = results_by_id(score, "bptt")["public::test_rel_error_formula"]["message"]
+    assert "VIEW found=[]" in message, message           # the student's code ran, and saw no secret
+    if AS_ROOT:   # root can drop privileges, hide the file system and the network
+        assert "uid=65534" in message and "hidden=unreadable" in message and "net=refused" in message, message
+
+
+def test_syntax_error_names_file_line_and_fix(tmp_path):
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [("def rnn_forward(x, h0, Wx, Wh, b):",
+                                                                   "def rnn_forward(x, h0, Wx, Wh, b)")]})
+    proc, score = grade(sub, tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    topic = bptt_topic(score)
+    assert topic["status"] == "error" and topic["earned"] == 0
+    message = topic["tests"][0]["message"]
+    assert "bptt.py does not import: SyntaxError" in message and "bptt.py:" in message, message
+    others = [t for t in score["topics"] if t["id"] != "bptt" and t["id"] != "fault_injection"]
+    assert all(t["earned"] == t["possible"] for t in others), "other topics are graded as usual"
+
+
+def test_import_error_and_missing_module(tmp_path):
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [("import numpy as np", "import scipy\nimport numpy as np")]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    message = bptt_topic(score)["tests"][0]["message"]
+    assert bptt_topic(score)["status"] == "error" and "scipy" in message, message
+
+    (sub / "bptt.py").unlink()
+    proc, score = grade(sub, tmp_path / "out2", "--topic", "bptt")
+    topic = bptt_topic(score)
+    assert topic["status"] == "not_implemented" and "bptt.py is missing" in topic["tests"][0]["message"]
+
+
+def test_memory_bomb_costs_only_its_test(tmp_path):
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [
+        ("    return float(np.max(np.abs(a - b)", "    np.ones((1 << 40,))\n    return float(np.max(np.abs(a - b)")]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    tests = results_by_id(score, "bptt")
+    assert {i for i, t in tests.items() if t["outcome"] != "passed"} == CALLS_REL_ERROR
+    assert "MemoryError" in tests["hidden::test_rel_error_matches_formula"]["message"]
+
+
+def test_partial_submission_is_graded_not_marked_unimplemented(tmp_path):
+    sub = make_submission(tmp_path / "sub", base=STUBS)
+    solved = (STUBS.parents[1] / "solutions" / "rnn_prehistory" / "bptt.py").read_text()
+    start = solved.index("def rel_error")
+    (sub / "bptt.py").write_text((sub / "bptt.py").read_text().split("def rel_error")[0] + solved[start:])
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    topic = bptt_topic(score)
+    assert topic["status"] == "graded" and topic["earned"] == 1.5
+    assert "still raising NotImplementedError" in proc.stdout
