@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--shard", default="1/1", metavar="K/N", help="grade only the K-th of N shards (1-based)")
     b.add_argument("--suite", choices=["public", "hidden", "all"], default="all")
     b.add_argument("--seed", type=int, default=None)
+    b.add_argument("--topic", action="append", dest="topics", metavar="ID")
     return p
 
 
@@ -60,11 +61,11 @@ def cmd_grade(args) -> int:
     score = outcome.score
     written = _write_artefacts(args.out, outcome, args)
     figure = "fault_injection.png" if (args.out / "fault_injection.png") in written else None
-    reports.write_all(args.out, score, outcome.topic_messages, figure)
+    reports.write_all(args.out, score, outcome.topic_messages, figure, outcome.seed)
     if args.quiet:
         print(f"{score['earned']:g} / {score['possible']:g}")
     else:
-        print(reports.terminal_table(score, outcome.topic_messages, args.out))
+        print(reports.terminal_table(score, outcome.topic_messages, args.out, outcome.seed))
         if not (outcome.sandbox_info or {}).get("uid_dropped"):
             print("note: student code ran with your own user id (start the grader as root to also "
                   "drop privileges, isolate the network and hide the file system)")
@@ -105,6 +106,7 @@ def cmd_batch(args) -> int:
     def run(sub: Path):
         cmd = [sys.executable, "-m", "autograder", "grade", str(sub), "--out", str(args.out / sub.name),
                "--suite", args.suite, "--quiet"] + (["--seed", str(args.seed)] if args.seed is not None else [])
+        cmd += [arg for topic in args.topics or [] for arg in ("--topic", topic)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         return sub, proc
 

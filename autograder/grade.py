@@ -45,6 +45,9 @@ def grade(submission: Path, suite: str = "all", topics: list[str] | None = None,
     started = time.perf_counter()
     the_rubric = the_rubric or rubric_mod.load()
     seed = secrets.randbelow(2**31) if seed is None else seed
+    unknown = sorted(set(topics or []) - {t.id for t in the_rubric.topics})
+    if unknown:
+        raise GraderError(f"unknown topic(s) {unknown}; the rubric has {[t.id for t in the_rubric.topics]}")
     selected = [t for t in the_rubric.topics if topics is None or t.id in topics]
     sandbox = Sandbox(Path(submission).resolve(), the_rubric.limits)
     sandbox.start()
@@ -56,6 +59,8 @@ def grade(submission: Path, suite: str = "all", topics: list[str] | None = None,
         missing = [f for f in files if not f.exists()]
         if missing:
             raise GraderError(f"test file(s) listed by the rubric are missing: {missing}")
+        if not files:   # with no file arguments pytest would collect whatever lies in the cwd
+            raise GraderError("nothing to grade: no test file matches the selected topics and suite")
         code = pytest.main(_pytest_args(files), plugins=[collector, module_fixtures(collector)])
         if collector.collect_errors or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             raise GraderError(f"pytest could not run the suites (exit {int(code)}): "

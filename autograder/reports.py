@@ -39,7 +39,7 @@ def score_json(score: dict) -> str:
     return json.dumps(score, indent=2) + "\n"
 
 
-def score_markdown(score: dict, messages: dict, figure: str | None = None) -> str:
+def score_markdown(score: dict, messages: dict, figure: str | None = None, seed: int | None = None) -> str:
     lines = [f"## Autograder: {score['assignment']} — {score['earned']:g} / {score['possible']:g} "
              f"({_pct(score['earned'], score['possible'])})", "",
              "| topic | score | status |", "|---|---:|---|"]
@@ -65,7 +65,8 @@ def score_markdown(score: dict, messages: dict, figure: str | None = None) -> st
         lines.append("")
     if figure:
         lines += [f"![gradient norms and training loss]({figure})", ""]
-    lines.append(f"_graded in {score['duration_s']:.2f} s_")
+    replay = f"; inputs drawn with seed {seed} (replay: `--seed {seed}`)" if seed is not None else ""
+    lines.append(f"_graded in {score['duration_s']:.2f} s{replay}_")
     return "\n".join(lines) + "\n"
 
 
@@ -105,7 +106,7 @@ def gradescope_json(score: dict) -> str:
                        "execution_time": score["duration_s"], "tests": tests}, indent=2) + "\n"
 
 
-def terminal_table(score: dict, messages: dict, out_dir: Path | None = None) -> str:
+def terminal_table(score: dict, messages: dict, out_dir: Path | None = None, seed: int | None = None) -> str:
     width = max([len(t["id"]) for t in score["topics"]] + [5])
     rows = [f"{'topic':<{width}}  {'score':>13}  status", f"{'-' * width}  {'-' * 13}  {'-' * 16}"]
     for t in score["topics"]:
@@ -117,12 +118,13 @@ def terminal_table(score: dict, messages: dict, out_dir: Path | None = None) -> 
     rows += [f"{'-' * width}  {'-' * 13}", f"{'total':<{width}}  {total:>13}  "
              f"({_pct(score['earned'], score['possible'])}, {score['duration_s']:.2f} s)"]
     if out_dir is not None:
-        rows.append(f"details and hints: {out_dir / 'score.md'}")
+        rows.append(f"details and hints: {out_dir / 'score.md'}" + (f" (seed {seed})" if seed is not None else ""))
     return "\n".join(rows)
 
 
-def write_all(out_dir: Path, score: dict, messages: dict, figure: str | None = None) -> list[Path]:
-    files = {"score.json": score_json(score), "score.md": score_markdown(score, messages, figure),
+def write_all(out_dir: Path, score: dict, messages: dict, figure: str | None = None,
+              seed: int | None = None) -> list[Path]:
+    files = {"score.json": score_json(score), "score.md": score_markdown(score, messages, figure, seed),
              "junit.xml": junit_xml(score), "results.json": gradescope_json(score)}
     # score.json last: a reader that sees the new score also finds the other new files.
     for name in ["score.md", "junit.xml", "results.json", "score.json"]:

@@ -1,0 +1,115 @@
+"""End to end through the CLI: the reference, the stubs, the score schema, reports, exit codes."""
+
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from autograder import reports
+from autograder import rubric as rubric_mod
+from helpers import STUBS, grade, make_submission, run_grader
+
+TOP_KEYS = ["schema", "assignment", "submission", "earned", "possible", "duration_s", "topics", "signals"]
+TOPIC_KEYS = ["id", "earned", "possible", "status", "tests"]
+TEST_KEYS = ["id", "earned", "possible", "outcome", "message", "hint"]
+
+
+def check_schema(score):
+    assert list(score) == TOP_KEYS and score["schema"] == "autograder.score/v1"
+    assert score["assignment"] == "rnn_prehistory"
+    for topic in score["topics"]:
+        assert list(topic) == TOPIC_KEYS
+        assert topic["status"] in {"graded", "not_implemented", "error", "timeout", "crashed"}
+        assert topic["earned"] == pytest.approx(sum(t["earned"] for t in topic["tests"]))
+        for test in topic["tests"]:
+            assert list(test) == TEST_KEYS
+            assert test["outcome"] in {"passed", "failed", "error", "timeout"}
+            assert test["earned"] in (0.0, test["possible"])
+    assert score["earned"] == pytest.approx(sum(t["earned"] for t in score["topics"]))
+
+
+def test_reference_gets_full_marks(reference_score):
+    score, out = reference_score
+    check_schema(score)
+    rubric = rubric_mod.load()
+    assert [t["id"] for t in score["topics"]] == [t.id for t in rubric.topics]
+    failed = [(t["id"], x["id"], x["message"]) for t in score["topics"] for x in t["tests"] if x["outcome"] != "passed"]
+    assert not failed
+    assert score["earned"] == score["possible"] == rubric.points
+    assert all(t["status"] == "graded" for t in score["topics"])
+    for name in ["score.md", "junit.xml", "results.json"]:
+        assert (out / name).exists()
+
+
+def test_stubs_get_zero_and_every_topic_is_not_implemented(tmp_path):
+    proc, score = grade(STUBS, tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    check_schema(score)
+    assert score["earned"] == 0
+    assert {t["status"] for t in score["topics"]} == {"not_implemented"}
+    assert "fill in the TODOs in assignments/rnn_prehistory/bptt.py" in proc.stdout
+
+
+def test_reports_agree_with_score_json(reference_score, tmp_path):
+    # A partly broken submission, so that failures appear in every format.
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [("da = dnext_h * (1 - next_h**2)", "da = dnext_h")]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    out = tmp_path / "out"
+    failed = [x for x in score["topics"][0]["tests"] if x["outcome"] != "passed"]
+    assert failed and score["earned"] < score["possible"]
+    md = (out / "score.md").read_text()
+    assert f"{score['earned']:g} / {score['possible']:g}" in md
+    for x in failed:
+        assert x["id"] in md and x["hint"] and x["hint"].split()[0] in md
+    suites = ET.parse(out / "junit.xml").getroot()
+    cases = suites.findall(".//testcase")
+    assert len(cases) == len(score["topics"][0]["tests"])
+    assert len([c for c in cases if c.find("failure") is not None or c.find("error") is not None]) == len(failed)
+    gs = json.loads((out / "results.json").read_text())
+    assert gs["score"] == score["earned"] and gs["max_score"] == score["possible"]
+    assert sum(t["score"] for t in gs["tests"]) == pytest.approx(score["earned"])
+
+
+def test_exit_codes(tmp_path):
+    proc, score = grade(STUBS, tmp_path / "a", "--fail-under", "50", "--topic", "bptt")
+    assert proc.returncode == 1 and score["earned"] == 0
+    proc = run_grader("grade", tmp_path / "does-not-exist", "--out", tmp_path / "b")
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+    proc = run_grader("grade", STUBS, "--out", tmp_path / "c", "--topic", "no_such_topic")
+    assert proc.returncode == 2 and "unknown topic(s) ['no_such_topic']" in proc.stderr
+    assert not (tmp_path / "c").exists()
+    proc = run_grader("grade", "--bogus-flag")
+    assert proc.returncode == 2
+
+
+def test_rerun_replaces_reports_atomically(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    score = {"schema": "autograder.score/v1", "assignment": "rnn_prehistory", "submission": "x", "earned": 1.0,
+             "possible": 2.0, "duration_s": 0.1, "topics": [], "signals": {}}
+    reports.write_all(out, score, {})
+    before = (out / "score.json").read_text()
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        reports.write_all(out, dict(score, earned=2.0), {})
+    assert (out / "score.json").read_text() == before
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "results.json", "score.json", "score.md"]
+
+
+def test_batch_grades_a_class(tmp_path):
+    root = tmp_path / "class"
+    make_submission(root / "alice")
+    make_submission(root / "bob", base=STUBS)
+    (root / "carol").mkdir()
+    proc = run_grader("batch", root, "--out", tmp_path / "out", "--jobs", "2", "--topic", "bptt")
+    assert proc.returncode == 0, proc.stderr
+    rows = (tmp_path / "out" / "class.csv").read_text().splitlines()
+    assert rows[0].startswith("submission,earned,possible,status")
+    by_name = {r.split(",")[0]: r.split(",") for r in rows[1:]}
+    assert by_name["alice"][1] == "20.0" and by_name["bob"][1] == "0.0" and by_name["carol"][1] == "0.0"
+    proc = run_grader("batch", root, "--out", tmp_path / "out2", "--shard", "2/2", "--topic", "bptt")
+    assert (tmp_path / "out2" / "class.shard2of2.csv").read_text().count("\n") == 2   # header + bob

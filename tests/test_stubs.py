@@ -1,0 +1,75 @@
+"""The student stubs are generated from the solutions and must not drift or leak."""
+
+import io
+import re
+import sys
+import tokenize
+
+import pytest
+
+from helpers import REPO, SOLUTIONS, STUBS
+
+sys.path.insert(0, str(REPO / "scripts"))
+import make_stubs  # noqa: E402
+
+BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)\n\s*### END SOLUTION", re.S)
+
+
+def test_committed_stubs_match_the_generator():
+    expected = make_stubs.expected_stubs()
+    assert expected, "no solution modules found"
+    committed = {p.name: p.read_text() for p in STUBS.glob("*.py")}
+    assert set(committed) == set(expected), "every solution module has exactly one stub"
+    stale = [n for n in expected if committed[n] != expected[n]]
+    assert not stale, f"stale stubs {stale}: run `make stubs`"
+
+
+def test_no_marker_reaches_assignments():
+    for path in STUBS.rglob("*"):
+        if path.is_file() and path.suffix in {".py", ".ipynb", ".md", ".txt", ".yaml"}:
+            text = path.read_text()
+            assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text, path
+            assert "HIDDEN TESTS" not in text, path
+
+
+def code_lines(source: str) -> set[str]:
+    """Stripped lines that hold code (docstrings may quote the algorithm on purpose)."""
+    lines = source.splitlines()
+    numbers = {tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+               if tok.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER)}
+    return {lines[n - 1].strip() for n in numbers}
+
+
+def test_no_solution_line_reaches_the_stubs():
+    for solution in SOLUTIONS.glob("*.py"):
+        stub_lines = code_lines((STUBS / solution.name).read_text())
+        for block in BLOCK.findall(solution.read_text()):
+            for line in block.splitlines():
+                code = line.strip()
+                # short lines ("return h", "else:") legitimately occur outside solution blocks
+                if len(code) > 24 and not code.startswith("#"):
+                    assert code not in stub_lines, f"{solution.name}: solution line in the stub: {code}"
+
+
+def test_every_todo_is_followed_by_a_not_implemented_stub():
+    for stub in STUBS.glob("*.py"):
+        lines = stub.read_text().splitlines()
+        raises = [i for i, line in enumerate(lines) if "raise NotImplementedError(" in line]
+        assert raises, f"{stub.name} has nothing to implement"
+        for i in raises:
+            before = [line.strip() for line in lines[max(0, i - 6):i]]
+            assert any(b.startswith("# TODO") or b.startswith("#") for b in before), \
+                f"{stub.name}:{i + 1}: a stubbed block without a TODO comment above it"
+
+
+def test_generator_replaces_blocks_and_rejects_bad_markers():
+    src = ('def f(x):\n    """Doc."""\n    # TODO: double x\n    ### BEGIN SOLUTION\n    y = 2 * x\n'
+           '    ### END SOLUTION\n    return y\n\n\n### BEGIN SOLUTION\ndef _helper():\n    pass\n### END SOLUTION\n')
+    out = make_stubs.stub_source(src, "m.py")
+    assert '    raise NotImplementedError("f: fill in the TODO above")\n    return y\n' in out
+    assert "y = 2 * x" not in out and "_helper" not in out and "# TODO: double x" in out
+    for bad in ["def f():\n    ### BEGIN SOLUTION\n    pass\n",
+                "def f():\n    pass\n    ### END SOLUTION\n",
+                "def f():\n    ### BEGIN SOLUTION\n    ### BEGIN SOLUTION\n    ### END SOLUTION\n"]:
+        with pytest.raises(make_stubs.MarkerError):
+            make_stubs.stub_source(bad, "bad.py")
