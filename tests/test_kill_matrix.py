@@ -1,0 +1,65 @@
+"""The kill matrix: every hidden suite catches known wrong implementations and passes valid
+alternatives (tests/mutants/<topic>.yaml, format in docs/AUTHORING.md).
+
+All submissions of one topic are graded by one real `python -m autograder batch` run, so
+this exercises the class-grading path too.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import yaml
+
+from autograder import api
+from helpers import REPO, SOLUTIONS, make_submission, run_grader
+
+MATRIX = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((REPO / "tests" / "mutants").glob("*.yaml"))}
+CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in spec.get("mutants", [])] + \
+        [(topic, "alternative", a["name"]) for topic, spec in MATRIX.items() for a in spec.get("alternatives", [])]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """topic -> {folder name -> score.json}, one batch run per topic."""
+    scores = {}
+    for topic, spec in MATRIX.items():
+        root = tmp_path_factory.mktemp(f"class-{topic}")
+        module = f"{api.TOPICS[topic].module}.py"
+        for m in spec.get("mutants", []):
+            make_submission(root / f"mutant-{m['name']}", replace={module: [tuple(e) for e in m["replace"]]})
+        for a in spec.get("alternatives", []):
+            sub = make_submission(root / f"alternative-{a['name']}")
+            shutil.copyfile(REPO / a["file"], sub / module)
+        out = tmp_path_factory.mktemp(f"reports-{topic}")
+        proc = run_grader("batch", root, "--out", out, "--jobs", "2", "--topic", topic, "--seed", "20261129",
+                          timeout=900)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        scores[topic] = {d.name: json.loads((d / "score.json").read_text()) for d in out.iterdir() if d.is_dir()}
+    return scores
+
+
+def test_every_topic_has_a_kill_matrix():
+    assert set(MATRIX) == set(api.TOPICS), f"missing: {sorted(set(api.TOPICS) - set(MATRIX))}"
+    for topic, spec in MATRIX.items():
+        assert spec["topic"] == topic
+        assert len(spec.get("mutants", [])) >= 3 and spec.get("alternatives"), topic
+
+
+@pytest.mark.parametrize("topic,kind,name", CASES, ids=[f"{t}:{k}:{n}" for t, k, n in CASES])
+def test_kill_matrix(graded, topic, kind, name):
+    score = graded[topic][f"{kind}-{name}"]
+    (entry,) = score["topics"]
+    tests = {t["id"]: t for t in entry["tests"]}
+    if kind == "alternative":
+        wrong = {i: t["message"] for i, t in tests.items() if t["outcome"] != "passed"}
+        assert not wrong, f"a valid alternative lost points: {wrong}"
+        return
+    mutant = next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)
+    assert entry["earned"] < entry["possible"], f"mutant {name} got full marks"
+    for test_id in mutant["killed_by"]:
+        assert test_id in tests, f"killed_by names an unknown test {test_id}"
+        assert tests[test_id]["outcome"] != "passed", f"{test_id} did not catch {name} ({mutant['misconception']})"
+        assert tests[test_id]["hint"], f"{test_id} fails without a hint"
