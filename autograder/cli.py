@@ -11,6 +11,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,16 +49,27 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_grade(args) -> int:
-    from autograder.grade import GraderError, grade
-
+    started = time.perf_counter()
     if not args.submission.is_dir():
         print(f"autograder: submission folder {args.submission} does not exist", file=sys.stderr)
         return EXIT_GRADER
+    from autograder import rubric
+    from autograder.sandbox import Sandbox
+
+    the_rubric = rubric.load()
+    # Start the worker now: its start-up (~0.3 s) overlaps the import of pytest and the suites.
+    sandbox = Sandbox(args.submission.resolve(), the_rubric.limits)
+    sandbox.start()
+    from autograder.grade import GraderError, grade
+
     try:
-        outcome = grade(args.submission, suite=args.suite, topics=args.topics, seed=args.seed)
+        outcome = grade(args.submission, suite=args.suite, topics=args.topics, seed=args.seed,
+                        the_rubric=the_rubric, sandbox=sandbox, started=started)
     except GraderError as exc:
         print(f"autograder: the grader could not run: {exc}", file=sys.stderr)
         return EXIT_GRADER
+    finally:
+        sandbox.close()
     score = outcome.score
     written = _write_artefacts(args.out, outcome, args)
     figure = "fault_injection.png" if (args.out / "fault_injection.png") in written else None

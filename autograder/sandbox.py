@@ -142,7 +142,14 @@ class Worker:
         except (BrokenPipeError, OSError):
             raise self._died() from None
         while True:
-            reply = json.loads(self._read_frame(timeout))
+            raw = self._read_frame(timeout)
+            try:
+                reply = json.loads(raw)
+                if not isinstance(reply, dict):
+                    raise ValueError("not an object")
+            except (ValueError, RecursionError):
+                self.kill()    # someone wrote to the protocol pipe who should not have
+                raise WorkerDied("garbled reply", self.log_tail()) from None
             if reply.get("id") == self._next_id:
                 return reply
 
@@ -207,6 +214,8 @@ class Worker:
 
 
 def describe_exit(returncode) -> str:
+    if returncode == "garbled reply":
+        return "wrote something other than a reply on the grader's pipe"
     if isinstance(returncode, int) and returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -311,9 +320,13 @@ class Sandbox:
         except StudentTimeout:
             self.timed_out[what] = self.limits.call_timeout_s
             raise
-        if not reply["ok"]:
-            raise self._problem(module, function, reply)
-        return wire.from_plain(reply["result"]), reply.get("mutated", [])
+        try:
+            if not reply.get("ok"):
+                raise self._problem(module, function, reply)
+            return wire.from_plain(reply["result"]), list(map(str, reply.get("mutated", [])))
+        except (wire.WireError, KeyError, TypeError, ValueError) as exc:
+            raise StudentCodeError(f"{what} sent back data the grader cannot read ({exc}); "
+                                   "return numpy arrays, numbers, tuples, lists or dicts") from None
 
     def _problem(self, module: str, function: str, reply: dict) -> StudentProblem:
         kind, etype, msg = reply["kind"], reply["type"], reply["message"]

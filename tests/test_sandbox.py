@@ -185,3 +185,34 @@ def test_partial_submission_is_graded_not_marked_unimplemented(tmp_path):
     topic = bptt_topic(score)
     assert topic["status"] == "graded" and topic["earned"] == 1.5
     assert "still raising NotImplementedError" in proc.stdout
+
+
+def test_writing_to_the_grader_pipe_costs_only_that_test(tmp_path):
+    """rel_error writes a garbled frame, then a forged reply smuggling a helper object."""
+    tamper = '''
+import json, os, sys
+_fd = int(sys.argv[sys.argv.index("--fd-out") + 1])
+
+def _frame(payload):
+    os.write(_fd, len(payload).to_bytes(8, "big") + payload)
+
+_calls = [0]
+
+def rel_error(a, b):
+    _calls[0] += 1
+    if _calls[0] == 1:
+        _frame(b"{not json")
+    else:
+        _frame(json.dumps({"id": 10 ** 9, "ok": True, "result": 0}).encode())     # wrong id: ignored
+        _frame(json.dumps({"ok": True, "result": {"$obj": ["CubicForm", {}]}}).encode())
+    import time
+    time.sleep(10)
+'''
+    sub = make_submission(tmp_path / "sub")
+    (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + tamper)
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    assert proc.returncode == 0, proc.stderr
+    tests = results_by_id(score, "bptt")
+    assert {i for i, t in tests.items() if t["outcome"] != "passed"} == CALLS_REL_ERROR
+    messages = " | ".join(tests[i]["message"] for i in CALLS_REL_ERROR)
+    assert "wrote something other than a reply" in messages or "cannot read" in messages, messages
