@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import api, paths, reference, rubric as rubric_mod
+from autograder import api, paths, rubric as rubric_mod
 from autograder.plugin import Collector, TestResult, module_fixtures
 from autograder.sandbox import Sandbox
 
@@ -55,7 +55,7 @@ def grade(submission: Path, suite: str = "all", topics: list[str] | None = None,
     sandbox = sandbox or Sandbox(Path(submission).resolve(), the_rubric.limits)
     sandbox.start()
     try:
-        collector = Collector(sandbox, reference.load(), seed)
+        collector = Collector(sandbox, seed)
         statuses = {t.id: sandbox.probe(t.module) for t in selected}
         files = [f for t in selected for vis, f in t.test_files().items()
                  if vis in SUITES[suite] and any(x.visibility == vis for x in t.tests)]

@@ -23,7 +23,7 @@ import pytest
 from pytest import TestReport
 
 
-from autograder import api, paths
+from autograder import api, paths, reference
 from autograder.checks import CheckFailed
 from autograder.sandbox import NotImplementedYet, Sandbox, StudentModule, StudentProblem
 
@@ -61,7 +61,6 @@ class Collector:
     """The plugin object handed to pytest.main."""
 
     sandbox: Sandbox
-    reference_modules: object
     seed: int
     results: dict = field(default_factory=dict)     # (topic, visibility, test) -> TestResult
     collect_errors: list = field(default_factory=list)
@@ -71,7 +70,9 @@ class Collector:
     # -------------------------------------------------------------- fixtures
     @pytest.fixture(scope="session")
     def reference(self):
-        return self.reference_modules
+        # Loaded on first use: a public-only run (or a student release without
+        # solutions/) never needs the reference.
+        return reference.load()
 
     @pytest.fixture
     def rng(self, request):
