@@ -39,6 +39,7 @@ class TestResult:
     message: str = ""
     not_implemented: bool = False
     instances: int = 0
+    duration_s: float = 0.0        # setup + call, all instances (for `make bench`)
 
 
 def classify(excinfo) -> tuple[str, str, bool]:
@@ -101,9 +102,10 @@ class Collector:
         source-annotated traceback for every failure, which nobody reads here and which
         costs ~60 ms per failed test."""
         failed = call.excinfo is not None
+        if call.when in ("setup", "call"):
+            res = self.results.setdefault(self.key(item), TestResult(*self.key(item)))
+            res.duration_s += call.duration
         if call.when == "call" or (call.when == "setup" and failed):
-            key = self.key(item)
-            res = self.results.setdefault(key, TestResult(*key))
             res.instances += 1
             if failed:
                 kind, message, not_impl = classify(call.excinfo)
