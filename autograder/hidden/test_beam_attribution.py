@@ -13,19 +13,20 @@ import math
 import numpy as np
 
 from autograder.checks import CheckFailed
-from autograder.models.language_models import BigramLM, NGramLM, dyadic_ngram_lm, random_ngram_lm
+from autograder.models.language_models import (BigramLM, NGramLM, dyadic_ngram_lm, random_ngram_lm,
+                                               random_positional_lm)
 
 TOL = 1e-9
 
 
 # ----------------------------------------------------------------------------- helpers
 def direct_score(lm, tokens, alpha=0.0) -> float:
-    """sum_t log p(y_t | bos, y_<t) / T**alpha, read from the table without calling the model."""
+    """sum_t log p(y_t | bos, y_<t) / T**alpha, added left to right as the SPEC's beam does."""
     if not tokens:
         return 0.0
-    k = lm.log_probs.ndim - 1
-    symbols = (lm.bos,) * k + tuple(tokens)
-    total = sum(float(lm.log_probs[symbols[t:t + k] + (tokens[t],)]) for t in range(len(tokens)))
+    total = 0.0
+    for t, token in enumerate(tokens):
+        total += float(lm((lm.bos,) + tuple(tokens[:t]))[token])
     return total / len(tokens) ** alpha
 
 
@@ -55,12 +56,20 @@ def greedy_decode(lm, eos, max_len):
     return tokens
 
 
-def with_eos_weight(lm: NGramLM, eos: int, weight: float) -> NGramLM:
+def with_eos_weight(lm, eos: int, weight: float):
     """The same model with p(eos | .) multiplied by `weight`, renormalised."""
     p = np.exp(lm.log_probs)
     p[..., eos] *= weight
     p /= p.sum(axis=-1, keepdims=True)
-    return NGramLM(np.log(p), lm.bos)
+    return type(lm)(np.log(p), lm.bos)
+
+
+def make_lm(rng, vocab, order, concentration=0.5):
+    """order 2: a bigram table per position (no ties that only float rounding could break);
+    order 3: a trigram model (kept to max_len <= 5, where reordered transitions cannot tie)."""
+    if order == 2:
+        return random_positional_lm(rng, vocab, concentration=concentration)
+    return random_ngram_lm(rng, vocab, order=order, concentration=concentration)
 
 
 def as_results(value, what):
@@ -103,14 +112,14 @@ def compare_results(got, expected, what, beam_width=None):
 # ----------------------------------------------------------------------------- tests
 def test_sequence_score_matches_direct_sum(beam_search, rng):
     for order, vocab in [(2, 4), (3, 5), (1, 3)]:
-        lm = random_ngram_lm(rng, vocab, order=order)
+        lm = random_ngram_lm(rng, vocab, order=order) if order != 2 else random_positional_lm(rng, vocab)
         for alpha in (0.0, 0.6, 1.0):
             length = int(rng.integers(1, 7))
             tokens = tuple(int(t) for t in rng.integers(0, vocab, size=length))
             got = beam_search.sequence_score(lm, tokens, lm.bos, alpha)
             want = direct_score(lm, tokens, alpha)
             if not math.isclose(float(got), want, rel_tol=TOL, abs_tol=TOL):
-                raise CheckFailed(f"sequence_score of a length-{length} sequence (order-{order} model, alpha={alpha}) "
+                raise CheckFailed(f"sequence_score of a length-{length} sequence (random model, alpha={alpha}) "
                                   f"is {float(got):.8g}, expected {want:.8g}: each term conditions on bos and the "
                                   "tokens before it, and the sum is divided by T**alpha with T = len(tokens)")
     assert beam_search.sequence_score(lm, (), lm.bos, 1.0) == 0.0, "an empty sequence scores 0.0"
@@ -118,7 +127,7 @@ def test_sequence_score_matches_direct_sum(beam_search, rng):
 
 def test_greedy_is_beam_width_one(beam_search, rng):
     for order, vocab, max_len, alpha in [(2, 4, 5, 0.0), (3, 4, 6, 0.7), (2, 6, 4, 1.0), (3, 3, 1, 0.0)]:
-        lm = random_ngram_lm(rng, vocab, order=order, concentration=0.3)
+        lm = make_lm(rng, vocab, order, concentration=0.3)
         eos = int(rng.integers(vocab))
         tokens = greedy_decode(lm, eos, max_len)
         compare_results(beam_search.beam_search(lm, lm.bos, eos, 1, max_len, alpha),
@@ -130,7 +139,7 @@ def test_wide_beam_equals_exhaustive_enumeration(beam_search, rng):
     # With beam_width >= the number of complete sequences nothing is ever pruned, so the
     # beam returns every complete sequence, ranked; its first entry is the exhaustive argmax.
     for order, vocab, max_len, alpha in [(2, 3, 4, 0.0), (3, 4, 3, 1.0), (2, 4, 3, 0.5)]:
-        lm = random_ngram_lm(rng, vocab, order=order)
+        lm = make_lm(rng, vocab, order)
         eos = int(rng.integers(vocab))
         expected = exhaustive_ranking(lm, eos, max_len, alpha)
         got = beam_search.beam_search(lm, lm.bos, eos, len(expected), max_len, alpha)
@@ -141,15 +150,15 @@ def test_wide_beam_equals_exhaustive_enumeration(beam_search, rng):
 def test_beam_matches_reference_random_models(beam_search, reference, rng):
     configs = [  # (order, vocab, beam_width, max_len, alpha, eos weight)
         (2, 4, 2, 5, 0.0, 1.0), (2, 5, 3, 4, 0.7, 3.0), (3, 4, 3, 5, 1.0, 1.0), (2, 6, 4, 3, 0.0, 0.2),
-        (3, 5, 2, 6, 0.5, 2.0), (2, 3, 5, 6, 1.0, 1.0), (2, 5, 4, 5, 0.0, 4.0), (3, 4, 4, 4, 0.8, 0.5),
+        (3, 5, 2, 5, 0.5, 2.0), (2, 3, 5, 6, 1.0, 1.0), (2, 5, 4, 5, 0.0, 4.0), (3, 4, 4, 4, 0.8, 0.5),
     ]
     for order, vocab, width, max_len, alpha, eos_weight in configs:
         eos = int(rng.integers(vocab))
-        lm = with_eos_weight(random_ngram_lm(rng, vocab, order=order, concentration=0.4), eos, eos_weight)
+        lm = with_eos_weight(make_lm(rng, vocab, order, concentration=0.4), eos, eos_weight)
         expected = reference.beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha)
         compare_results(beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha), expected,
                         f"beam_search(beam_width={width}, max_len={max_len}, alpha={alpha}) on a random "
-                        f"order-{order} model with {vocab} tokens", beam_width=width)
+                        f"model with {vocab} tokens", beam_width=width)
 
 
 def test_beam_ties_lexicographic(beam_search, reference, rng):
@@ -160,6 +169,14 @@ def test_beam_ties_lexicographic(beam_search, reference, rng):
     compare_results(beam_search.beam_search(uniform, v, 0, 2, 3), [((0,), third), ((1, 0), third + third)],
                     "beam_search(beam_width=2) on a uniform model with eos=0: (0,) and (1,) tie with (2,) at "
                     "step 1 and win as the smaller tuples; then (1, 0) beats (1, 1), (1, 2)")
+    # A tie across parents: after step 1 the beam holds (2,) at -0.25 and (1,) at -0.5; then
+    # (1, 1), (1, 2) and (2, 2) all reach -0.75 for 2 slots. The smaller tuples win, although
+    # (2, 2) is generated first (its parent ranks higher).
+    cross = BigramLM(np.array([[-1.0, -1.0, -1.0], [-2.0, -0.25, -0.25], [-2.0, -2.0, -0.5],
+                               [-1.0, -0.5, -0.25]]), bos=3)
+    compare_results(beam_search.beam_search(cross, 3, 0, 2, 2), [((1, 1), -0.75), ((1, 2), -0.75)],
+                    "beam_search(beam_width=2, max_len=2) with a three-way tie at -0.75 between (2, 2), (1, 1) "
+                    "and (1, 2) for two slots", beam_width=2)
     # Dyadic scores: exact ties between different parents and lengths.
     for order, vocab, width, max_len in [(2, 3, 3, 4), (2, 4, 2, 4), (3, 3, 4, 3), (2, 4, 5, 3)]:
         lm = dyadic_ngram_lm(rng, vocab, order=order, levels=2)
@@ -172,7 +189,7 @@ def test_beam_ties_lexicographic(beam_search, reference, rng):
 
 
 def test_beam_edge_cases(beam_search, reference, rng):
-    lm = random_ngram_lm(rng, 4)
+    lm = random_positional_lm(rng, 4)
     compare_results(beam_search.beam_search(lm, lm.bos, 0, 3, 0), [((), 0.0)], "beam_search with max_len=0")
     # Width larger than the vocabulary, one step: every single token comes back, ranked.
     compare_results(beam_search.beam_search(lm, lm.bos, 0, 6, 1),

@@ -14,7 +14,10 @@ so code that adds to the returned array in place cannot corrupt the model.
     lm((3,))            # log p(next | bos): row 3
     lm((3, 1, 2))       # log p(next | bos, 1, 2): a bigram model reads only the last token
 
-Helpers `random_ngram_lm` and `dyadic_ngram_lm` build random models for the suites.
+Helpers `random_ngram_lm`, `random_positional_lm` and `dyadic_ngram_lm` build random
+models for the suites. In an n-gram model two sequences that use the same transitions in
+another order have exactly the same probability, and only float rounding ranks them;
+`PositionalBigramLM` (a table per position) has no such ties, so rankings are stable.
 Dyadic models have log-scores that are multiples of -1/4: every sum of them is exact in
 floating point, so ties between different sequences are real ties, whatever order a
 student adds the terms in (their rows are not normalised: beam search never needs it).
@@ -86,6 +89,39 @@ class NGramLM:
     @property
     def order(self) -> int:
         return int(self.log_probs.ndim)
+
+
+@register
+@dataclass
+class PositionalBigramLM:
+    """log p(next | prefix) = log_probs[t, prefix[-1], next], t = len(prefix) - 1 tokens so far.
+
+    log_probs: (P, C, V); positions beyond P - 1 reuse the last table. A bigram model whose
+    table changes with time: two different sequences share no sum of terms by accident,
+    so (unlike an n-gram model, where reordering the same transitions gives exactly the
+    same probability) random tables have no ties that only float rounding would break.
+    """
+
+    log_probs: np.ndarray
+    bos: int
+
+    def __call__(self, prefix) -> np.ndarray:
+        prefix = _check_prefix(prefix, self.bos)
+        t = min(len(prefix) - 1, self.log_probs.shape[0] - 1)
+        return np.array(self.log_probs[t, prefix[-1]], dtype=float)
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.log_probs.shape[-1])
+
+
+def random_positional_lm(rng: np.random.Generator, vocab_size: int, positions: int = 8,
+                         concentration: float = 0.5) -> PositionalBigramLM:
+    """A normalised random PositionalBigramLM; bos = vocab_size (a context-only symbol)."""
+    probs = rng.dirichlet(np.full(vocab_size, concentration), size=(positions, vocab_size + 1))
+    probs = np.maximum(probs, 1e-12)
+    probs /= probs.sum(axis=-1, keepdims=True)
+    return PositionalBigramLM(np.log(probs), bos=vocab_size)
 
 
 def random_ngram_lm(rng: np.random.Generator, vocab_size: int, order: int = 2,

@@ -1,0 +1,104 @@
+"""Hidden suite for attention.py [attention] (SPEC §3.7).
+
+Expected values come from the reference solution (checked against a double loop and
+torch in tests/test_oracle_attention.py) or from exact properties (zeros, sums).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import CheckFailed, expect_array, expect_close, expect_not_mutated, expect_tuple
+
+
+def params(rng, N, Tx, Dh, S, A, scale=1.0):
+    return (rng.normal(size=(N, S)), rng.normal(size=(N, Tx, Dh)), rng.normal(size=(S, A)) * 0.5,
+            rng.normal(size=(Dh, A)) * 0.5, rng.normal(size=A) * scale)
+
+
+def call(attention, args, N, Tx, Dh, what):
+    context, alpha = expect_tuple(attention.additive_attention(*args), 2, what)
+    expect_array(context, (N, Dh), f"{what}: context")
+    expect_array(alpha, (N, Tx), f"{what}: alpha")
+    if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(context))):
+        raise CheckFailed(f"{what}: alpha or context contains nan or inf; subtract the row maximum of the real "
+                          "positions before exp, and avoid 0/0 in fully masked rows")
+    return context, alpha
+
+
+def random_mask(rng, N, Tx):
+    mask = rng.random((N, Tx)) < 0.6
+    mask[np.arange(N), rng.integers(0, Tx, size=N)] = True    # at least one real token per row
+    return mask
+
+
+def test_additive_attention_matches_reference(attention, reference, rng):
+    for N, Tx, Dh, S, A, masked in [(1, 1, 2, 3, 2, False), (3, 5, 4, 3, 6, False), (4, 6, 3, 5, 4, True),
+                                    (2, 7, 5, 2, 3, True)]:
+        s_prev, H, Wa, Ua, va = params(rng, N, Tx, Dh, S, A)
+        mask = random_mask(rng, N, Tx) if masked else None
+        what = f"additive_attention (N={N}, Tx={Tx}, Dh={Dh}, S={S}, A={A}, mask={'random' if masked else None})"
+        context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
+        want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
+        if not np.allclose(alpha.sum(axis=1), 1.0, atol=1e-12):
+            raise CheckFailed(f"{what}: the rows of alpha do not sum to 1; the softmax runs over Tx (axis 1) "
+                              "for each batch row")
+        expect_close(alpha, want_alpha, f"{what}: alpha", tol=1e-8,
+                     hint="e[n, t] = tanh(s_prev[n] Wa + H[n, t] Ua) . va; tanh comes before the product with va")
+        expect_close(context, want_context, f"{what}: context", tol=1e-8,
+                     hint="context[n] = sum_t alpha[n, t] H[n, t]")
+
+
+def test_masked_positions_get_exactly_zero_weight(attention, reference, rng):
+    N, Tx, Dh, A = 5, 6, 4, 4
+    s_prev, _, Wa, _, va = params(rng, N, Tx, Dh, 3, A, scale=1e4)
+    Ua = np.eye(Dh, A)
+    mask = random_mask(rng, N, Tx)
+    mask[-1] = False                                         # a row of padding only
+    # Padding positions get the largest possible scores (tanh saturates towards sign(va)),
+    # real positions the smallest: a softmax whose maximum includes the padded positions
+    # underflows to 0/0 on the real ones.
+    H = np.where(mask[:, :, None], -50.0, 50.0) * np.sign(va)[None, None, :Dh] + 0.01 * rng.normal(size=(N, Tx, Dh))
+    what = "additive_attention with padding"
+    context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
+    if np.any(alpha[~mask] != 0.0):
+        raise CheckFailed(f"{what}: masked positions got weight up to {np.max(np.abs(alpha[~mask])):.2e}; they "
+                          "must get exactly 0 (exclude them from the softmax instead of subtracting a big number "
+                          "or rescaling afterwards)")
+    if np.any(alpha[-1] != 0.0) or np.any(context[-1] != 0.0):
+        raise CheckFailed(f"{what}: a row whose positions are all masked must get zero weights and a zero "
+                          "context (not a uniform distribution over the padding, not nan)")
+    real_rows = slice(0, N - 1)
+    if not np.allclose(alpha[real_rows].sum(axis=1), 1.0, atol=1e-12):
+        raise CheckFailed(f"{what}: the weights of the real positions must sum to 1 in every row that has one "
+                          "(renormalise over the real positions only)")
+    want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
+    expect_close(alpha, want_alpha, f"{what}: alpha", tol=1e-6,
+                 hint="take the softmax over the real positions only, and subtract their maximum")
+    expect_close(context, want_context, f"{what}: context", tol=1e-6)
+
+
+def test_softmax_stable_for_huge_scores(attention, reference, rng):
+    N, Tx, Dh, S, A = 4, 5, 3, 4, 6
+    for scale in (1e4, 1e6):
+        s_prev, H, Wa, Ua, va = params(rng, N, Tx, Dh, S, A, scale=scale)   # |e| up to ~ scale * |va|_1
+        mask = random_mask(rng, N, Tx)
+        what = f"additive_attention with va scaled by {scale:g}"
+        context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
+        want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
+        expect_close(alpha, want_alpha, f"{what}: alpha", tol=1e-6,
+                     hint="exp(e) overflows for scores near 1e3; softmax(e) = softmax(e - max e), so subtract the "
+                          "row maximum first")
+        expect_close(context, want_context, f"{what}: context", tol=1e-6)
+
+
+def test_no_input_mutation(attention, rng):
+    N, Tx, Dh, S, A = 3, 4, 3, 2, 5
+    args = list(params(rng, N, Tx, Dh, S, A)) + [random_mask(rng, N, Tx)]
+    copies = [a.copy() for a in args]
+    call(attention, args, N, Tx, Dh, "additive_attention")
+    expect_not_mutated(attention, "additive_attention")
+    for name, before, after in zip(("s_prev", "H", "Wa", "Ua", "va", "mask"), copies, args):
+        if not np.array_equal(before, after):
+            raise CheckFailed(f"additive_attention modified its input {name} in place; work on copies "
+                              "(e.g. np.where(mask, e, ...) instead of e[~mask] = ... on an input)")

@@ -1,0 +1,207 @@
+"""Hidden suite for bleu.py [bleu] (SPEC §3.6).
+
+Expected values are worked out by hand in this file (small corpora, exact fractions) or
+come from the reference solution on random corpora; the reference itself is checked
+against sacrebleu in tests/test_oracle_bleu.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from autograder.checks import CheckFailed
+
+MODES = ("none", "floor", "add-k", "exp")
+WORDS = "the cat sat on a mat dog ran".split()
+
+
+def toks(text):
+    return text.split()
+
+
+def expect_bleu(got, want, what, hint=""):
+    try:
+        got = float(got)
+    except (TypeError, ValueError):
+        raise CheckFailed(f"{what} should be a float, got {type(got).__name__}") from None
+    if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
+        raise CheckFailed(f"{what} is {got:.10g}, expected {want:.10g}" + (f". {hint}" if hint else ""))
+
+
+def random_corpus(rng, size, vocab):
+    """Hypotheses made by editing a reference, so that every order has some matches."""
+    words = WORDS[:vocab]
+    hyps, refs = [], []
+    for _ in range(size):
+        own = [[str(w) for w in rng.choice(words, size=int(rng.integers(1, 9)))]
+               for _ in range(int(rng.integers(1, 4)))]
+        hyp = list(own[0])
+        for _ in range(int(rng.integers(0, 3))):       # substitutions, a deletion or an insertion
+            op, pos = int(rng.integers(3)), int(rng.integers(len(hyp) + 1))
+            if op == 0 and pos < len(hyp):
+                hyp[pos] = str(rng.choice(words))
+            elif op == 1 and pos < len(hyp):
+                del hyp[pos]
+            else:
+                hyp.insert(pos, str(rng.choice(words)))
+        hyps.append(hyp)
+        refs.append(own)
+    return hyps, refs
+
+
+# ----------------------------------------------------------------------------- tests
+def test_ngram_counts_random(bleu, rng):
+    for length, n in [(0, 1), (1, 1), (5, 2), (7, 3), (6, 4), (3, 4), (9, 1)]:
+        tokens = [str(w) for w in rng.choice(WORDS[:3], size=length)]
+        want = Counter(tuple(tokens[i:i + n]) for i in range(length - n + 1))
+        got = bleu.ngram_counts(tokens, n)
+        if not isinstance(got, dict):
+            raise CheckFailed(f"ngram_counts should return a collections.Counter, got {type(got).__name__}")
+        got = {k: v for k, v in got.items() if v}
+        if any(not isinstance(k, tuple) for k in got):
+            raise CheckFailed("ngram_counts keys must be tuples of tokens, e.g. ('the', 'cat'), not joined strings")
+        if got != dict(want):
+            raise CheckFailed(f"ngram_counts of a {length}-token list with n={n} has {sum(got.values())} n-grams "
+                              f"in {len(got)} kinds, expected {sum(want.values())} in {len(want)}: every start "
+                              "position i = 0 .. len - n gives one n-gram (none when len < n)")
+
+
+def test_modified_precision_clipping(bleu, reference, rng):
+    cases = [  # (hypothesis, references, n, expected (clipped, total))
+        ("the the the", ["the cat"], 1, (1, 3)),
+        ("the the the the", ["the the cat", "cat the the the"], 1, (3, 4)),     # max(2, 3), not 2 + 3
+        ("a b c d", ["a b x y", "x y c d"], 1, (4, 4)),                           # per n-gram max, any reference
+        ("a b c d", ["a b x y", "x y c d"], 2, (2, 3)),
+        ("a b a b a b", ["a b a b"], 2, (3, 5)),                                  # ab: min(3, 2), ba: min(2, 1)
+        ("a b", ["a b c"], 3, (0, 0)),
+        ("", ["a b"], 1, (0, 0)),
+    ]
+    for hyp, refs, n, want in cases:
+        got = bleu.modified_precision(toks(hyp), [toks(r) for r in refs], n)
+        if not isinstance(got, (tuple, list)) or len(got) != 2 or tuple(got) != want:
+            raise CheckFailed(f"modified_precision({hyp!r}, {refs}, n={n}) returned {got!r}, expected {want}: "
+                              "clip each hypothesis n-gram count at its largest count in any single reference")
+    hyps, refs = random_corpus(rng, 6, 3)
+    for hyp, rs in zip(hyps, refs):
+        for n in (1, 2, 3):
+            want = tuple(reference.bleu.modified_precision(hyp, rs, n))
+            got = bleu.modified_precision(hyp, rs, n)
+            if tuple(got) != want:
+                raise CheckFailed(f"modified_precision on a random sentence (n={n}) returned {tuple(got)}, "
+                                  f"expected {want}")
+
+
+def test_brevity_penalty_edges(bleu):
+    cases = [(0, 0, 1.0), (0, 5, 0.0), (5, 5, 1.0), (7, 5, 1.0), (3, 5, math.exp(1 - 5 / 3)),
+             (1, 10, math.exp(-9.0)), (9, 10, math.exp(1 - 10 / 9))]
+    for c, r, want in cases:
+        expect_bleu(bleu.brevity_penalty(c, r), want, f"brevity_penalty({c}, {r})",
+                    "BP = 1 when c >= r, exp(1 - r/c) when 0 < c < r, and 0 for an empty hypothesis")
+
+
+def test_closest_reference_length_tie_shorter(bleu):
+    hyp = toks("a b c d e")
+    # Reference lengths 4 and 6 are equally close to 5: the shorter (4) is used, so BP = 1.
+    refs = [toks("a b c d"), toks("a b c d e f")]
+    expect_bleu(bleu.corpus_bleu([hyp], [refs]), 1.0, "BLEU with references of lengths 4 and 6 for a 5-token hypothesis",
+                "on a tie in |ref_len - hyp_len| take the shorter reference length (here 4, so no brevity penalty)")
+    # The closest length, not the shortest: lengths 3 and 7 for a 6-token hypothesis -> r = 7.
+    hyp = toks("a b c d e f")
+    refs = [toks("x y z"), toks("a b c d e f g")]
+    expect_bleu(bleu.corpus_bleu([hyp], [refs]), math.exp(1 - 7 / 6),
+                "BLEU with references of lengths 3 and 7 for a 6-token hypothesis",
+                "the effective reference length is the one closest to the hypothesis length (7 here), not the shortest")
+    # Nor the longest: lengths 5 and 9 for a 6-token hypothesis -> r = 5, BP = 1.
+    refs = [toks("a b c d e"), toks("a b c d e f g h i")]
+    expect_bleu(bleu.sentence_bleu(hyp, refs), 1.0, "sentence_bleu with references of lengths 5 and 9 for a 6-token "
+                "hypothesis", "the closest reference length is 5, so there is no brevity penalty")
+
+
+def test_corpus_bleu_pools_statistics(bleu):
+    hyps = [toks("a b c d e f g h"), toks("a b")]
+    refs = [[toks("a b c d e f g h")], [toks("a b c d")]]
+    # Pooled: p1 = 10/10, p2 = 8/8, p3 = 6/6, p4 = 5/5; c = 10, r = 12 -> BLEU = exp(1 - 12/10).
+    expect_bleu(bleu.corpus_bleu(hyps, refs), math.exp(1 - 12 / 10), "corpus BLEU of a 2-sentence corpus",
+                "sum clipped matches, totals and lengths over the corpus first, then one BP * geometric mean "
+                "(the short second sentence alone would score 0 at orders 3-4, and its own BP would be exp(-1))")
+    hyps = [toks("the cat sat on the mat"), toks("the dog ran"), toks("a cat")]
+    refs = [[toks("the cat is on the mat")], [toks("the dog ran away")], [toks("a cat"), toks("the cat sat")]]
+    # Matches / totals: unigrams 5+3+2 / 6+3+2, bigrams 3+2+1 / 5+2+1, trigrams 1+1+0 / 4+1+0,
+    # 4-grams 0 / 3 -> exp smoothing p4 = 1/(2*3); c = 11, r = 6 + 4 + 2.
+    want = math.exp(1 - 12 / 11) * (10 / 11 * 6 / 8 * 2 / 5 * 1 / 6) ** 0.25
+    expect_bleu(bleu.corpus_bleu(hyps, refs, smooth="exp"), want, "corpus BLEU (exp smoothing) of a 3-sentence corpus",
+                "pool the counts over sentences; the reference length of 'a cat' is 2 (closest), not 3")
+
+
+def test_corpus_bleu_matches_reference_random(bleu, reference, rng):
+    for vocab, size, order in [(3, 4, 4), (4, 6, 4), (5, 3, 2), (3, 8, 3)]:
+        hyps, refs = random_corpus(rng, size, vocab)
+        for smooth in MODES:
+            want = reference.bleu.corpus_bleu(hyps, refs, max_order=order, smooth=smooth)
+            expect_bleu(bleu.corpus_bleu(hyps, refs, max_order=order, smooth=smooth), want,
+                        f"corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth!r})")
+    hyp, refs = hyps[0], refs[0]
+    for smooth in ("exp", "add-k"):
+        expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth),
+                    reference.bleu.sentence_bleu(hyp, refs, smooth=smooth),
+                    f"sentence_bleu(smooth={smooth!r})", "sentence_bleu(h, refs) = corpus_bleu([h], [refs])")
+
+
+def test_smoothing_modes_edge_cases(bleu):
+    ref = [toks("the cat is on the mat")]
+    hyp = toks("the cat sat on the mat")   # 5/6, 3/5, 1/4, 0/3; same length
+    want = {"none": 0.0,
+            "floor": (5 / 6 * 3 / 5 * 1 / 4 * (0.1 / 3)) ** 0.25,
+            "add-k": (5 / 6 * 4 / 6 * 2 / 5 * 1 / 4) ** 0.25,   # k = 1 added to orders 2..4 only
+            "exp": (5 / 6 * 3 / 5 * 1 / 4 * (1 / (2 * 3))) ** 0.25}
+    hints = {"none": "without smoothing a zero precision makes BLEU 0",
+             "floor": "floor: a zero count becomes 0.1 / total for that order",
+             "add-k": "add-k: add 1 to the matches and the total of every order n >= 2 (not the unigrams)",
+             "exp": "exp: the first zero order gets 1 / (2 * total), the next 1 / (4 * total), ..."}
+    for smooth in MODES:
+        expect_bleu(bleu.corpus_bleu([hyp], [ref], smooth=smooth), want[smooth],
+                    f"BLEU (smooth={smooth!r}) when only the 4-grams have no match", hints[smooth])
+    # Two zero orders under exp: the halvings compound (1/(2*3) then 1/(4*2)).
+    hyp, ref = toks("a b x c d"), [toks("a b y c d")]      # 4/5, 2/4, 0/3, 0/2
+    expect_bleu(bleu.corpus_bleu([hyp], [ref], smooth="exp"), (4 / 5 * 2 / 4 * 1 / 6 * 1 / 8) ** 0.25,
+                "BLEU (smooth='exp') with zero matches at orders 3 and 4", hints["exp"])
+    # No n-gram of any order matches: 0 under every smoothing.
+    for smooth in MODES:
+        expect_bleu(bleu.corpus_bleu([toks("x y z w")], [[toks("a b c d")]], smooth=smooth), 0.0,
+                    f"BLEU (smooth={smooth!r}) when nothing matches",
+                    "when no n-gram of any order matches, BLEU is 0 whatever the smoothing (as in sacrebleu)")
+    # Hypotheses shorter than n: no n-grams of orders 3, 4 at all -> 0, except add-k.
+    short_hyp, short_ref = [toks("a b")], [[toks("a b c")]]
+    for smooth in ("none", "floor", "exp"):
+        expect_bleu(bleu.corpus_bleu(short_hyp, short_ref, smooth=smooth), 0.0,
+                    f"BLEU (smooth={smooth!r}) of a 2-token hypothesis with max_order=4",
+                    "an order with no hypothesis n-grams at all (total 0) makes BLEU 0; smoothing cannot divide by 0")
+    expect_bleu(bleu.corpus_bleu(short_hyp, short_ref, smooth="add-k"), math.exp(1 - 3 / 2),
+                "BLEU (smooth='add-k') of a 2-token hypothesis with max_order=4",
+                "add-k turns the empty orders 3 and 4 into (0+1)/(0+1) = 1, and BP = exp(1 - 3/2)")
+    # An empty hypothesis inside a corpus counts 0 tokens, and the closest reference length to 0.
+    hyps = [toks("a b c d"), []]
+    refs = [[toks("a b c d")], [toks("x y z"), toks("x")]]
+    expect_bleu(bleu.corpus_bleu(hyps, refs), math.exp(1 - 5 / 4), "BLEU of a corpus with an empty hypothesis",
+                "an empty hypothesis adds 0 to c and its closest reference length (here 1) to r")
+
+
+def test_per_hypothesis_reference_layout(bleu):
+    hyps = [toks("the cat sat on the mat"), toks("a dog ran in the park")]
+    # references[i] holds the references of hypothesis i; the counts differ (3 and 1).
+    refs = [[toks("the cat sat on a mat"), toks("a cat sat on the mat"), toks("the cat is on the mat")],
+            [toks("a dog ran in a park")]]
+    # Sentence 1 matches every n-gram in one of its 3 references: 6/6, 5/5, 4/4, 3/3;
+    # sentence 2: 5/6, 3/5, 2/4, 1/3. Same lengths (6 and 6): BP = 1.
+    want = (11 / 12 * 8 / 10 * 6 / 8 * 4 / 6) ** 0.25
+    expect_bleu(bleu.corpus_bleu(hyps, refs), want, "corpus BLEU with 3 references for sentence 1 and 1 for sentence 2",
+                "references[i] is the list of references of hypothesis i (nltk's layout); do not read it as "
+                "sacrebleu's streams refs[k][i], e.g. with zip(*references)")
+    # Two references each, the good one in a different position: per hypothesis both sentences
+    # match perfectly (BLEU 1); read as streams, each would be scored against the wrong sentences.
+    hyps = [toks("a b c d"), toks("e f g h")]
+    refs = [[toks("p q"), toks("a b c d")], [toks("e f g h"), toks("r s")]]
+    expect_bleu(bleu.corpus_bleu(hyps, refs), 1.0, "corpus BLEU with two references per hypothesis",
+                "references[i] are the references of hypothesis i; transposing them scores 'a b c d' against "
+                "'p q' and 'e f g h'")

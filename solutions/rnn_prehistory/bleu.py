@@ -1,0 +1,207 @@
+"""BLEU: clipped n-gram precision with a brevity penalty (Papineni et al., 2002).
+
+Seed 000, stage five, section 5 places BLEU next to perplexity: perplexity scores the
+model's probabilities, BLEU scores how much of a generated text's surface n-grams a
+reference contains (it cannot see paraphrases). The seed writes
+BLEU = exp((1/n) sum_k p_k), which is wrong twice (SPEC errata 2): the average is over
+the *logs* of the precisions (a geometric mean), and the brevity penalty multiplies it:
+
+    BLEU = BP * exp( (1/N) * sum_{n=1..N} log p_n )
+
+This is the corpus BLEU of sacrebleu 2.x with tokenize="none" and effective_order=False:
+our result times 100 is sacrebleu's score on the space-joined tokens.
+
+Reference layout -- the classic bug. Here `references[i]` is the list of references of
+hypothesis i (per hypothesis, as in nltk's corpus_bleu):
+
+    hypotheses = [hyp_0, hyp_1]
+    references = [[ref_0a, ref_0b], [ref_1a]]          # hypothesis 1 has one reference
+
+sacrebleu takes reference *streams* instead, refs[k][i] = the k-th reference of
+hypothesis i: [[ref_0a, ref_1a], [ref_0b, None]]. Passing one layout to code written for
+the other often runs without error and silently scores hypotheses against the wrong
+sentences; transpose (and pad with None for sacrebleu) when converting.
+
+Tokens are lists of strings, already tokenised; no lower-casing, no tokenisation here.
+"""
+
+import math
+from collections import Counter
+
+
+def ngram_counts(tokens, n):
+    """
+    Count the n-grams of a token list.
+
+        counts[(w_i, ..., w_{i+n-1})] = number of positions i where that n-gram starts
+
+    Inputs:
+    - tokens: list of L strings
+    - n: n-gram order >= 1
+
+    Returns:
+    - counts: collections.Counter mapping n-gram tuples (of n strings) to counts;
+      empty when L < n (there are max(L - n + 1, 0) n-grams)
+    """
+    # TODO: Counter of the tuples tokens[i:i+n] for every start i = 0..L-n.
+    ### BEGIN SOLUTION
+    tokens = tuple(tokens)
+    return Counter(tokens[i:i + n] for i in range(len(tokens) - n + 1))
+    ### END SOLUTION
+
+
+def modified_precision(hypothesis, references, n):
+    """
+    Clipped n-gram matches of one hypothesis against its references.
+
+        clipped = sum_g min( count_hyp(g), max_r count_r(g) )      total = sum_g count_hyp(g)
+
+    Each hypothesis n-gram g counts at most as often as it appears in any *single*
+    reference (the maximum over references, not the sum): "the the the" against
+    "the cat" has 1 clipped unigram match out of 3, not 3 -- repeating a correct word
+    earns nothing.
+
+    Inputs:
+    - hypothesis: list of strings
+    - references: list of references, each a list of strings
+    - n: n-gram order
+
+    Returns:
+    - (clipped_matches, total): two ints; p_n = clipped_matches / total
+    """
+    # TODO: clip each hypothesis n-gram count by its maximum count in any single reference; return (clipped, total).
+    ### BEGIN SOLUTION
+    hyp = ngram_counts(hypothesis, n)
+    max_ref = Counter()
+    for ref in references:
+        for gram, count in ngram_counts(ref, n).items():
+            max_ref[gram] = max(max_ref[gram], count)
+    clipped = sum(min(count, max_ref[gram]) for gram, count in hyp.items())
+    return clipped, sum(hyp.values())
+    ### END SOLUTION
+
+
+def brevity_penalty(hyp_len, ref_len):
+    """
+    The brevity penalty: precision alone rewards saying little, so short output pays.
+
+        BP = 1                          if c >= r
+             exp(1 - r / c)             if 0 < c < r
+             0                          if c = 0 < r
+
+    with c = hyp_len and r = ref_len (corpus totals in corpus_bleu), as in sacrebleu.
+
+    Inputs:
+    - hyp_len: int c >= 0
+    - ref_len: int r >= 0
+
+    Returns:
+    - bp: float in [0, 1]
+    """
+    # TODO: 1 when c >= r, else exp(1 - r/c), and 0 for an empty hypothesis (no division by zero).
+    ### BEGIN SOLUTION
+    if hyp_len >= ref_len:
+        return 1.0
+    if hyp_len == 0:
+        return 0.0
+    return math.exp(1.0 - ref_len / hyp_len)
+    ### END SOLUTION
+
+
+def corpus_bleu(hypotheses, references, max_order=4, smooth="none"):
+    """
+    Corpus BLEU (sacrebleu 2.x definitions; tokenize="none", effective_order=False).
+
+        m_n, t_n = sum over sentences of modified_precision(hyp_i, references[i], n)
+        c = sum_i len(hyp_i);   r = sum_i (the reference length closest to len(hyp_i);
+                                          ties: the shorter one)
+        BLEU = brevity_penalty(c, r) * exp( (1/N) * sum_{n=1..N} log p_n ),  N = max_order
+
+    Statistics are pooled over the corpus before dividing (not an average of sentence
+    scores). p_n = m_n / t_n, except, with smooth:
+    - "none":  no smoothing; any m_n = 0 makes BLEU 0;
+    - "floor": p_n = 0.1 / t_n where m_n = 0;
+    - "add-k": for every order n >= 2, m_n += 1 and t_n += 1 (k = 1) before dividing;
+    - "exp":   the i-th order with m_n = 0 gets p_n = 1 / (2**i * t_n) (i = 1, 2, ...).
+    Edge cases, all smoothing modes: if no n-gram of any order matches, BLEU = 0; if some
+    order has t_n = 0 (every hypothesis shorter than n) BLEU = 0 -- "add-k" avoids that
+    for n >= 2, since it adds 1 to t_n.
+
+    See the module docstring for the reference layout (per hypothesis, not sacrebleu's
+    streams) and for the seed's erroneous formula.
+
+    Inputs:
+    - hypotheses: list of M hypotheses, each a list of strings
+    - references: list of M lists; references[i] = the references of hypothesis i
+      (at least one each; the count may differ between hypotheses)
+    - max_order: N, the largest n-gram order
+    - smooth: "none" | "floor" | "add-k" | "exp"
+
+    Returns:
+    - bleu: float in [0, 1] (sacrebleu's score / 100)
+
+    Seed 000: no oral-exam question asks for BLEU itself; it is the external measure of
+    stage five, section 5 -- the low score whose cause the attribution table of question 9
+    then assigns to the search or to the model.
+    """
+    # TODO: pool clipped matches, totals and lengths over the corpus; BP * exp(mean log p_n) with the smoothing above.
+    ### BEGIN SOLUTION
+    if smooth not in ("none", "floor", "add-k", "exp"):
+        raise ValueError(f"unknown smoothing {smooth!r}: use 'none', 'floor', 'add-k' or 'exp'")
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} reference lists: references[i] "
+                         "must hold the references of hypothesis i (not sacrebleu's refs[k][i] streams)")
+    matches, totals = [0] * max_order, [0] * max_order
+    hyp_len = ref_len = 0
+    for hyp, refs in zip(hypotheses, references):
+        if not refs:
+            raise ValueError("every hypothesis needs at least one reference")
+        hyp_len += len(hyp)
+        # Closest reference length; ties go to the shorter reference.
+        ref_len += min((len(r) for r in refs), key=lambda length: (abs(length - len(hyp)), length))
+        for n in range(1, max_order + 1):
+            m, t = modified_precision(hyp, refs, n)
+            matches[n - 1] += m
+            totals[n - 1] += t
+    if not any(matches):
+        return 0.0      # nothing matches: 0 whatever the smoothing (sacrebleu does the same)
+    log_sum, halvings = 0.0, 0
+    for n in range(1, max_order + 1):
+        m, t = matches[n - 1], totals[n - 1]
+        if smooth == "add-k" and n > 1:
+            m, t = m + 1, t + 1
+        if t == 0:
+            return 0.0  # the hypotheses are too short to have any n-gram of this order
+        if m > 0:
+            p = m / t
+        elif smooth == "floor":
+            p = 0.1 / t
+        elif smooth == "exp":
+            halvings += 1
+            p = 1.0 / (2 ** halvings * t)
+        else:
+            return 0.0  # log 0: no smoothing
+        log_sum += math.log(p)
+    return brevity_penalty(hyp_len, ref_len) * math.exp(log_sum / max_order)
+    ### END SOLUTION
+
+
+def sentence_bleu(hypothesis, references, max_order=4, smooth="none"):
+    """
+    BLEU of one sentence: corpus_bleu on a one-sentence corpus.
+
+    Without smoothing most sentences score 0 (one order without a match is enough);
+    use smooth="exp" or "floor" for sentence-level scores.
+
+    Inputs:
+    - hypothesis: list of strings
+    - references: list of references (lists of strings) of this hypothesis
+    - max_order, smooth: as in corpus_bleu
+
+    Returns:
+    - bleu: float in [0, 1]
+    """
+    # TODO: call corpus_bleu with a corpus of one hypothesis and its reference list.
+    ### BEGIN SOLUTION
+    return corpus_bleu([hypothesis], [references], max_order=max_order, smooth=smooth)
+    ### END SOLUTION
