@@ -1,0 +1,161 @@
+"""Hidden suite for gate_derivative.py (SPEC §3.2).
+
+Inputs are random per run. The forward value is compared with the reference; the
+backward pass and the Jacobian are compared with central finite differences of the
+*reference* forward pass, computed here in the grader; cell_gradient_norms is compared
+with an explicit product of H x H Jacobian matrices and their spectral norms
+(np.linalg.norm(., 2)), computed here too. The two rows of seed 000's table
+(all-remember, all-forget) are checked as properties, over T = 100 steps.
+"""
+
+import numpy as np
+
+from autograder.checks import CheckFailed, expect_array, expect_close, expect_not_mutated, expect_tuple, \
+    norm_rel_error
+
+# ||g - g_num|| / (||g|| + ||g_num||) per output array. The circuit is bilinear, so central
+# differences are exact up to rounding: the reference stays below 2e-9 for the backward pass
+# and 3e-10 for the Jacobian (500 seeds); every mutant of tests/mutants/gate_derivative.yaml
+# is above 1e-2.
+GRAD_TOL = 1e-6
+FD_STEP = 1e-6
+
+
+def finite_differences(loss, arrays, h=FD_STEP):
+    """Central differences of loss() w.r.t. every entry of every array (probed in place)."""
+    grads = []
+    for a in arrays:
+        g = np.zeros_like(a)
+        for i in np.ndindex(a.shape):
+            old = a[i]
+            a[i] = old + h
+            fp = loss()
+            a[i] = old - h
+            fm = loss()
+            a[i] = old
+            g[i] = (fp - fm) / (2 * h)
+        grads.append(g)
+    return grads
+
+
+def gates(rng, shape):
+    # Gate values as a sigmoid produces them: strictly inside (0, 1).
+    return 1.0 / (1.0 + np.exp(-rng.normal(size=shape) * 2))
+
+
+def explicit_norms(fs):
+    """norms[k-1] = max_n ||J_T ... J_{T-k+1}||_2 with J_t = diag(f_t[n]) as full matrices."""
+    T, N, H = fs.shape
+    norms = np.zeros(T)
+    for n in range(N):
+        product = np.eye(H)
+        for k in range(1, T + 1):
+            product = product @ np.diag(fs[T - k, n])      # dc_T/dc_{T-k} = (dc_T/dc_{T-k+1}) J_{T-k+1}
+            norms[k - 1] = max(norms[k - 1], np.linalg.norm(product, 2))
+    return norms
+
+
+def test_forget_gate_forward_matches_reference(gate_derivative, reference, rng):
+    for N, H in [(1, 1), (3, 5), (4, 2)]:
+        c_prev, f, g = rng.normal(size=(N, H)), gates(rng, (N, H)), rng.normal(size=(N, H))
+        out = expect_tuple(gate_derivative.forget_gate_forward(c_prev, f, g), 2, "forget_gate_forward")
+        expected, _ = reference.gate_derivative.forget_gate_forward(c_prev, f, g)
+        expect_close(out[0], expected, f"forget_gate_forward: c for N={N}, H={H}",
+                     hint="c = f * c_prev + g, element-wise (no matrix product)")
+
+
+def test_forget_gate_backward_matches_finite_differences(gate_derivative, reference, rng):
+    for N, H in [(3, 5), (2, 1)]:
+        c_prev, f, g = rng.normal(size=(N, H)), gates(rng, (N, H)), rng.normal(size=(N, H))
+        dc = rng.normal(size=(N, H))
+        _, cache = expect_tuple(gate_derivative.forget_gate_forward(c_prev, f, g), 2, "forget_gate_forward")
+        grads = expect_tuple(gate_derivative.forget_gate_backward(dc, cache), 3, "forget_gate_backward")
+
+        def loss():
+            return float(np.sum(dc * reference.gate_derivative.forget_gate_forward(c_prev, f, g)[0]))
+
+        numeric = finite_differences(loss, [c_prev, f, g])
+        hints = {"dc_prev": "dc_prev = dc * f: the gate is the whole local Jacobian",
+                 "df": "df = dc * c_prev (the OLD cell state, not the new one)",
+                 "dg": "dg = dc: the addition passes the gradient on unchanged"}
+        for got, num, name in zip(grads, numeric, ["dc_prev", "df", "dg"]):
+            expect_array(got, num.shape, f"forget_gate_backward: {name}")
+            err = norm_rel_error(got, num) if np.all(np.isfinite(got)) else np.inf
+            if not err < GRAD_TOL:
+                raise CheckFailed(f"forget_gate_backward: {name} disagrees with finite differences "
+                                  f"(relative error {err:.1e}); {hints[name]}")
+
+
+def test_forget_gate_jacobian_is_diag_f(gate_derivative, reference, rng):
+    N, H = 3, 4
+    c_prev, f, g = rng.normal(size=(N, H)), gates(rng, (N, H)), rng.normal(size=(N, H))
+    J = expect_array(gate_derivative.forget_gate_jacobian(f), (N, H, H), "forget_gate_jacobian(f)")
+    for n in range(N):
+        # Column j of dc[n]/dc_prev[n] by central differences of the reference forward pass.
+        numeric = np.zeros((H, H))
+        for j in range(H):
+            e = np.zeros((N, H))
+            e[n, j] = FD_STEP
+            plus, _ = reference.gate_derivative.forget_gate_forward(c_prev + e, f, g)
+            minus, _ = reference.gate_derivative.forget_gate_forward(c_prev - e, f, g)
+            numeric[:, j] = (plus[n] - minus[n]) / (2 * FD_STEP)
+        off = J[n][~np.eye(H, dtype=bool)]
+        if np.any(off != 0):
+            raise CheckFailed(f"forget_gate_jacobian: J[{n}] has non-zero off-diagonal entries (largest "
+                              f"{np.max(np.abs(off)):.2e}); c = f * c_prev is element-wise, so unit i of c depends "
+                              "on unit i of c_prev only: J[n] = diag(f[n])")
+        err = norm_rel_error(J[n], numeric)
+        if not err < GRAD_TOL:
+            raise CheckFailed(f"forget_gate_jacobian: J[{n}] is not dc/dc_prev (relative error {err:.1e} against "
+                              "finite differences); its diagonal is f[n] itself, not f * (1 - f) or c_prev")
+
+
+def test_cell_gradient_norms_matches_explicit_jacobian_product(gate_derivative, rng):
+    for T, N, H in [(6, 3, 4), (1, 2, 3), (9, 1, 2)]:
+        fs = gates(rng, (T, N, H))
+        if T == 9:
+            fs[:4] = 0.999          # early gates ~ 1, late gates random: order matters
+        norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,), f"cell_gradient_norms for T={T}")
+        expect_close(norms, explicit_norms(fs), f"cell_gradient_norms for T={T}, N={N}, H={H}",
+                     hint="norms[k-1] is the spectral norm of the product of the LAST k gates "
+                          "(f_T back to f_{T-k+1}), maximised over the batch; the spectral norm of a "
+                          "diagonal matrix is its largest |entry|, not the Frobenius norm or a mean")
+
+
+def test_all_remember_keeps_gradient_over_100_steps(gate_derivative, rng):
+    T, N, H = 100, 4, 8
+    fs = 1.0 - rng.uniform(0, 1e-5, size=(T, N, H))    # forget gates ~ 1: products >= (1 - 1e-5)^100 > 0.999
+    norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,), "cell_gradient_norms")
+    if not (np.all(norms <= 1.0) and np.all(norms >= 0.999) and np.all(np.diff(norms) <= 0)):
+        raise CheckFailed(f"with every forget gate ~ 1 (f >= 1 - 1e-5) the gradient must survive 100 steps: "
+                          f"norms should stay in [0.999, 1] and never grow, got min {np.min(norms):.3g}, "
+                          f"max {np.max(norms):.3g}")
+    expect_close(norms, explicit_norms(fs), "cell_gradient_norms with f ~ 1 over T = 100")
+    ones = gate_derivative.cell_gradient_norms(np.ones((T, 2, 3)))
+    expect_close(ones, np.ones(T), "cell_gradient_norms with every gate exactly 1",
+                 hint="a product of identity matrices is the identity, whose spectral norm is 1")
+
+
+def test_all_forget_vanishes_at_once(gate_derivative, rng):
+    T, N, H = 100, 4, 8
+    fs = rng.uniform(0, 1e-3, size=(T, N, H))           # forget gates ~ 0: products of two < 1e-6
+    norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,), "cell_gradient_norms")
+    if not (np.all(np.isfinite(norms)) and norms[0] <= 1e-3 and np.all(norms[1:] <= 1e-6)):
+        raise CheckFailed(f"with every forget gate ~ 0 (f <= 1e-3) the gradient must vanish at once: norms[0] "
+                          f"(one step back) is the largest gate, <= 1e-3, got {norms[0]:.3g}; two steps back "
+                          f"<= 1e-6, got {norms[1] if T > 1 else 0:.3g}")
+    expect_close(norms[:20], explicit_norms(fs[-20:])[:20], "cell_gradient_norms with f ~ 0 (first 20 entries)")
+    if np.any(norms < 0):
+        raise CheckFailed("cell_gradient_norms returned a negative norm")
+
+
+def test_gate_functions_do_not_mutate_inputs(gate_derivative, rng):
+    c_prev, f, g = rng.normal(size=(2, 3)), gates(rng, (2, 3)), rng.normal(size=(2, 3))
+    _, cache = gate_derivative.forget_gate_forward(c_prev, f, g)
+    expect_not_mutated(gate_derivative, "forget_gate_forward")
+    gate_derivative.forget_gate_backward(rng.normal(size=(2, 3)), cache)
+    expect_not_mutated(gate_derivative, "forget_gate_backward")
+    gate_derivative.forget_gate_jacobian(f)
+    expect_not_mutated(gate_derivative, "forget_gate_jacobian")
+    gate_derivative.cell_gradient_norms(gates(rng, (5, 2, 3)))
+    expect_not_mutated(gate_derivative, "cell_gradient_norms")

@@ -1,0 +1,136 @@
+"""The minimal forget-gate circuit: why a gate keeps the gradient alive.
+
+Seed 000 (stage three, section 4) strips the LSTM down to one line,
+
+    c_l = f_l * c_{l-1} + g_l              (* is the element-wise product)
+
+where f_l in (0, 1)^H is a gate (a sigmoid output) and g_l is new content. Its one-line
+derivative, dc_l/dc_{l-1} = diag(f_l), has no weight matrix in it: unlike the Elman RNN,
+whose Jacobian diag(tanh') Wh^T multiplies the gradient by Wh at every step, the gradient
+along the cell path is scaled by the gate values alone. Gates near 1 pass it on unchanged
+over any distance ("all-remember"); gates near 0 cut it at once ("all-forget").
+
+Every function here serves oral-exam question 5 of seed 000: derive dc_l/dc_{l-1} = f_l;
+what is the Jacobian in the two extremes; which symbol makes the difference with a plain
+RNN.
+
+Conventions (SPEC §2): batch-first, all arrays float64, no function modifies its inputs.
+"""
+
+import numpy as np
+
+
+def forget_gate_forward(c_prev, f, g):
+    """Forward pass of the gated cell update.
+
+        c = f * c_prev + g
+
+    Inputs:
+    - c_prev: previous cell state, of shape (N, H)
+    - f: forget-gate values, of shape (N, H) (usually in (0, 1), but any real values work)
+    - g: new content added to the cell, of shape (N, H)
+
+    Returns a tuple of:
+    - c: next cell state, of shape (N, H)
+    - cache: what forget_gate_backward needs
+
+    Oral-exam question 5 (seed 000).
+    """
+    # TODO: c = f * c_prev + g; keep in cache the two values the product rule will need.
+    ### BEGIN SOLUTION
+    c = f * c_prev + g
+    cache = (c_prev, f)
+    ### END SOLUTION
+    return c, cache
+
+
+def forget_gate_backward(dc, cache):
+    """Backward pass of the gated cell update.
+
+    With c = f * c_prev + g and an upstream gradient dc = dL/dc, the product rule gives
+
+        dL/dc_prev = dc * f        (the gate is the whole local Jacobian: diag(f))
+        dL/df      = dc * c_prev
+        dL/dg      = dc            (the addition passes the gradient on unchanged)
+
+    Inputs:
+    - dc: upstream gradient dL/dc, of shape (N, H)
+    - cache: the cache returned by forget_gate_forward
+
+    Returns a tuple of:
+    - dc_prev: gradient w.r.t. c_prev, of shape (N, H)
+    - df: gradient w.r.t. f, of shape (N, H)
+    - dg: gradient w.r.t. g, of shape (N, H)
+
+    Oral-exam question 5 (seed 000): note that no weight matrix appears in dc_prev.
+    """
+    # TODO: apply the product rule to c = f * c_prev + g for each of c_prev, f and g.
+    ### BEGIN SOLUTION
+    c_prev, f = cache
+    dc_prev = dc * f
+    df = dc * c_prev
+    dg = dc.copy()      # a copy: returning dc itself would alias the caller's array
+    ### END SOLUTION
+    return dc_prev, df, dg
+
+
+def forget_gate_jacobian(f):
+    """The local Jacobian dc_l/dc_{l-1} of the gated update, one matrix per example.
+
+        J[n] = diag(f[n])        because dc[n, i]/dc_prev[n, j] = f[n, i] if i == j else 0
+
+    Each output unit depends only on the same unit of c_prev (element-wise product), so
+    every off-diagonal entry is exactly zero.
+
+    Inputs:
+    - f: forget-gate values, of shape (N, H)
+
+    Returns:
+    - J: array of shape (N, H, H) with J[n] = diag(f[n])
+
+    Oral-exam question 5 (seed 000): f ~ 1 gives J ~ I (all-remember), f ~ 0 gives J ~ 0
+    (all-forget).
+    """
+    # TODO: build J of shape (N, H, H) with f[n] on the diagonal of J[n] and zeros elsewhere.
+    ### BEGIN SOLUTION
+    N, H = f.shape
+    J = np.zeros((N, H, H))
+    diag = np.arange(H)
+    J[:, diag, diag] = f
+    ### END SOLUTION
+    return J
+
+
+def cell_gradient_norms(fs):
+    """How much gradient survives k steps back along the cell path, for k = 1..T.
+
+    For a chain c_t = f_t * c_{t-1} + g_t, t = 1..T, the Jacobian over the last k steps is
+    a product of diagonal matrices,
+
+        dc_T/dc_{T-k} = diag(f_T) diag(f_{T-1}) ... diag(f_{T-k+1}),
+
+    and the spectral norm of a diagonal matrix is its largest |entry|. So
+
+        norms[k-1] = max_n || dc_T/dc_{T-k} ||_2 = max_n max_i | prod_{t=T-k+1..T} f_t[n, i] |
+
+    (fs[t-1] holds f_t: the last k gates are fs[T-k:]). With every gate ~ 1 the norms stay
+    ~ 1 for any T; with every gate ~ 0 they vanish at k = 1 - the "all-remember" and
+    "all-forget" rows of seed 000's table.
+
+    Inputs:
+    - fs: gate values of shape (T, N, H); fs[t-1] is f_t for N chains of H units
+
+    Returns:
+    - norms: array of shape (T,), norms[k-1] for k = 1..T
+
+    Oral-exam question 5 (seed 000).
+    """
+    # TODO: multiply the gates from the last step backwards; after k of them record the
+    # largest |product| over the batch and the units (the spectral norm of a diagonal matrix).
+    ### BEGIN SOLUTION
+    # Running product from t = T down to t = T-k+1: a cumulative product of the reversed
+    # sequence. A product of diagonal matrices is diagonal, so no H x H matrix is needed.
+    products = np.cumprod(fs[::-1], axis=0)          # products[k-1] = f_T * ... * f_{T-k+1}
+    norms = np.abs(products).max(axis=(1, 2))
+    ### END SOLUTION
+    return norms
