@@ -68,3 +68,41 @@ def expect_not_mutated(module, what: str) -> None:
     if mutated:
         raise CheckFailed(f"{what} modified its input argument(s) {', '.join(mutated)} in place; "
                           "functions must not mutate their inputs (copy first, e.g. x = x.copy())")
+
+
+def finite_differences(loss, arrays, h: float = 1e-6) -> list[np.ndarray]:
+    """Central differences of the scalar `loss()` w.r.t. every entry of every array.
+
+    The arrays are probed in place (and restored), so `loss` closes over them. Suites call
+    this with the *reference* forward pass, in the grader: a student's forward and backward
+    cannot then agree on a shared mistake.
+    """
+    grads = []
+    for a in arrays:
+        g = np.zeros_like(a)
+        for i in np.ndindex(a.shape):
+            old = a[i]
+            a[i] = old + h
+            fp = loss()
+            a[i] = old - h
+            fm = loss()
+            a[i] = old
+            g[i] = (fp - fm) / (2 * h)
+        grads.append(g)
+    return grads
+
+
+def expect_gradients(student, numeric, names, what: str, hint: str = "", tol: float = 1e-6) -> None:
+    """Each student gradient within `tol` of its finite-difference estimate.
+
+    The criterion is the whole-array ||g - g_num|| / (||g|| + ||g_num||): the element-wise
+    CS231n ratio blows up on entries that are ~0 (SPEC §4, `bptt_matches_finite_difference`).
+    """
+    for g, n, name in zip(student, numeric, names):
+        expect_array(g, n.shape, f"{what}: {name}")
+        if not np.all(np.isfinite(g)):
+            raise CheckFailed(f"{what}: {name} contains nan or inf")
+        err = norm_rel_error(g, n)
+        if not err < tol:
+            raise CheckFailed(f"{what}: {name} disagrees with finite differences of the exercise's forward "
+                              f"pass (relative error {err:.1e})" + (f"; {hint}" if hint else ""))

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from autograder import api
-from helpers import REPO, SOLUTIONS, make_submission, run_grader
+from helpers import REPO, make_submission, run_grader
 
 MATRIX = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((REPO / "tests" / "mutants").glob("*.yaml"))}
 CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in spec.get("mutants", [])] + \

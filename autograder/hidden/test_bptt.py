@@ -8,42 +8,17 @@ shared mistake.
 
 import numpy as np
 
-from autograder.checks import (CheckFailed, expect_array, expect_close, expect_not_mutated, expect_tuple,
-                               norm_rel_error)
+from autograder.checks import (CheckFailed, expect_close, expect_gradients, expect_not_mutated, expect_tuple,
+                               finite_differences)
 from autograder.models.functions import CubicForm
 
-GRAD_TOL = 1e-6     # ||g - g_num|| / (||g|| + ||g_num||); the reference reaches ~1e-10 (SPEC §4)
+# Gradients: checks.expect_gradients' default tolerance 1e-6 on ||g - g_num|| / (||g|| + ||g_num||);
+# the reference reaches ~1e-10 here (SPEC §4).
 
 
 def rnn_params(rng, N=3, T=5, D=4, H=6):
     return (rng.normal(size=(N, T, D)), rng.normal(size=(N, H)), rng.normal(size=(D, H)) * 0.5,
             rng.normal(size=(H, H)) * 0.5, rng.normal(size=H) * 0.1)
-
-
-def finite_differences(loss, arrays, h=1e-6):
-    """Central differences of loss() w.r.t. every entry of every array (probed in place)."""
-    grads = []
-    for a in arrays:
-        g = np.zeros_like(a)
-        for i in np.ndindex(a.shape):
-            old = a[i]
-            a[i] = old + h
-            fp = loss()
-            a[i] = old - h
-            fm = loss()
-            a[i] = old
-            g[i] = (fp - fm) / (2 * h)
-        grads.append(g)
-    return grads
-
-
-def expect_gradients(student, numeric, names, what, hint=""):
-    for g, n, name in zip(student, numeric, names):
-        expect_array(g, n.shape, f"{what}: {name}")
-        err = norm_rel_error(g, n)
-        if not err < GRAD_TOL:
-            raise CheckFailed(f"{what}: {name} disagrees with finite differences (relative error {err:.1e})"
-                              + (f"; {hint}" if hint else ""))
 
 
 def test_rnn_step_forward_matches_reference(bptt, reference, rng):

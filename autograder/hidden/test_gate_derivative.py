@@ -11,7 +11,7 @@ with an explicit product of H x H Jacobian matrices and their spectral norms
 import numpy as np
 
 from autograder.checks import CheckFailed, expect_array, expect_close, expect_not_mutated, expect_tuple, \
-    norm_rel_error
+    finite_differences, norm_rel_error
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. The circuit is bilinear, so central
 # differences are exact up to rounding: the reference stays below 2e-9 for the backward pass
@@ -19,23 +19,6 @@ from autograder.checks import CheckFailed, expect_array, expect_close, expect_no
 # is above 1e-2.
 GRAD_TOL = 1e-6
 FD_STEP = 1e-6
-
-
-def finite_differences(loss, arrays, h=FD_STEP):
-    """Central differences of loss() w.r.t. every entry of every array (probed in place)."""
-    grads = []
-    for a in arrays:
-        g = np.zeros_like(a)
-        for i in np.ndindex(a.shape):
-            old = a[i]
-            a[i] = old + h
-            fp = loss()
-            a[i] = old - h
-            fm = loss()
-            a[i] = old
-            g[i] = (fp - fm) / (2 * h)
-        grads.append(g)
-    return grads
 
 
 def gates(rng, shape):

@@ -17,8 +17,8 @@ import itertools
 
 import numpy as np
 
-from autograder.checks import CheckFailed, expect_array, expect_close, expect_not_mutated, expect_tuple, \
-    norm_rel_error, rel_error
+from autograder.checks import CheckFailed, expect_array, expect_close, expect_gradients, expect_not_mutated, \
+    expect_tuple, finite_differences, rel_error
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. Against these finite differences the
 # reference stays below 2.5e-8 on the shapes below (1000 seeds; the worst is dh0 with a loss
@@ -33,34 +33,6 @@ FORWARD_TOL = 1e-7      # max element-wise CS231n rel_error of forward values
 def sigmoid(x):
     # 1/(1+exp(-x)) written with tanh: stable for any x, and independent of the solution's helper.
     return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-def finite_differences(loss, arrays, h=FD_STEP):
-    """Central differences of loss() w.r.t. every entry of every array (probed in place)."""
-    grads = []
-    for a in arrays:
-        g = np.zeros_like(a)
-        for i in np.ndindex(a.shape):
-            old = a[i]
-            a[i] = old + h
-            fp = loss()
-            a[i] = old - h
-            fm = loss()
-            a[i] = old
-            g[i] = (fp - fm) / (2 * h)
-        grads.append(g)
-    return grads
-
-
-def expect_gradients(student, numeric, names, what, hint=""):
-    for g, n, name in zip(student, numeric, names):
-        expect_array(g, n.shape, f"{what}: {name}")
-        if not np.all(np.isfinite(g)):
-            raise CheckFailed(f"{what}: {name} contains nan or inf")
-        err = norm_rel_error(g, n)
-        if not err < GRAD_TOL:
-            raise CheckFailed(f"{what}: {name} disagrees with finite differences of the exercise's forward "
-                              f"pass (relative error {err:.1e})" + (f"; {hint}" if hint else ""))
 
 
 def blocks(M, H, k):
