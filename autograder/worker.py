@@ -34,7 +34,8 @@ PRELOAD = (
     "__future__ abc array bisect cmath collections collections.abc contextlib copy dataclasses "
     "decimal enum fractions functools heapq itertools math numbers operator random re statistics "
     "string struct time types typing warnings "
-    "numpy numpy.linalg numpy.random numpy.fft numpy.lib.stride_tricks numpy.exceptions"
+    "numpy numpy.linalg numpy.random numpy.fft numpy.lib.stride_tricks numpy.exceptions "
+    "numpy.ma numpy.polynomial"   # np.median, np.quantile and np.percentile import numpy.ma lazily
 ).split()
 for _name in PRELOAD:
     importlib.import_module(_name)

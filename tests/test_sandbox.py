@@ -216,3 +216,27 @@ def rel_error(a, b):
     assert {i for i, t in tests.items() if t["outcome"] != "passed"} == CALLS_REL_ERROR
     messages = " | ".join(tests[i]["message"] for i in CALLS_REL_ERROR)
     assert "wrote something other than a reply" in messages or "cannot read" in messages, messages
+
+
+def test_common_numpy_and_stdlib_work_inside_the_sandbox(tmp_path):
+    """Everything a student may reasonably call loads before the chroot (numpy imports some
+    submodules lazily, e.g. numpy.ma on the first np.median)."""
+    uses = '''
+import collections, heapq, itertools, math, statistics
+
+def rel_error(a, b):
+    x = np.linspace(0.0, 1.0, 11)
+    checks = [np.median(x), np.percentile(x, 50), np.quantile(x, 0.5), np.mean(x), statistics.median(list(x)),
+              np.histogram(x, bins=2)[0][0] / 10 + 0.0, np.linalg.svd(np.eye(2))[1][0] / 2,
+              np.linalg.eigvals(np.eye(2)).real[0] / 2, float(np.fft.fft(np.ones(2))[0].real) / 4,
+              np.random.default_rng(0).random() * 0 + 0.5, np.einsum("i,i->", x, x) * 0 + 0.5,
+              np.polynomial.polynomial.polyval(0.5, [0, 1]), math.fsum([0.25, 0.25]), heapq.nlargest(1, [0.5])[0],
+              collections.Counter("ab")["a"] / 2, len(list(itertools.permutations([1, 2]))) / 4]
+    assert all(abs(c - 0.5) < 1e-12 for c in checks), checks
+    return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b))))
+'''
+    sub = make_submission(tmp_path / "sub")
+    (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + uses)
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    tests = results_by_id(score, "bptt")
+    assert all(tests[i]["outcome"] == "passed" for i in CALLS_REL_ERROR), [tests[i]["message"] for i in CALLS_REL_ERROR]

@@ -1,0 +1,280 @@
+"""reports/evidence.yaml and reports/fault_injection.png, from one grading run.
+
+Called by the report writer after grading, when the run reached the fault-injection
+topic (the hidden suite left its data in `report_extras["fault_injection"]`):
+
+    write_evidence(out_dir, extras, signals, submission, command) -> Path
+    write_fault_plot(out_dir, extras) -> Path | None
+
+`extras` is the whole `report_extras` dict of the run (or its "fault_injection" entry);
+`signals` maps the seven metric keys of SPEC §4 to whether the grading confirmed them.
+
+The evidence file is seed 000's `learn-llm.evidence.v1` learner template (TEMPLATE below,
+copied verbatim from the "Evidence" section of that page) with every placeholder replaced
+by this run's values: the commit of the submission, the date, a sanitised environment
+string (versions and platform only: no paths, no host name), the seed of the student's
+run_fault_injection, the commands, each metric's expected and actual value, the
+artifacts, and the signals that did not hold.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+import platform
+import shlex
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+TOPIC = "fault_injection"
+EVIDENCE_FILE = "evidence.yaml"
+PLOT_FILE = "fault_injection.png"
+PLOT_SIZE_IN, PLOT_DPI = (12.0, 4.5), 100      # 1200 x 450 pixels
+
+# Seed 000, "Evidence": the learner's submission template (placeholders are <...>).
+TEMPLATE = """\
+schema: learn-llm.evidence.v1
+module: sequence-models-prehistory
+commit: <learner-commit-sha>
+verified_at: <iso-date>
+environment: <sanitized-python-device>
+seed: 42
+commands:
+  - python <your-rnn-prehistory-script>.py   # 本页三级实验 + 两处故障注入
+metrics:
+  - name: near_one_product_stays_bounded
+    expected: true
+    actual: <recorded-value>
+  - name: rho_below_one_gradient_decays
+    expected: true
+    actual: <recorded-value>
+  - name: rho_above_one_gradient_explodes
+    expected: true
+    actual: <recorded-value>
+  - name: rho_one_tanh_saturation_still_decays
+    expected: true
+    actual: <recorded-value>
+  - name: clipping_caps_norm_keeps_training_alive
+    expected: true
+    actual: <recorded-value>
+  - name: clipping_does_not_rescue_vanishing
+    expected: true
+    actual: <recorded-value>
+  - name: bptt_matches_finite_difference
+    expected: relative-error-under-1e-6
+    actual: <recorded-value>
+artifacts:
+  - <your-rnn-prehistory-script>.py
+cost:
+  gross_usd: 0
+  credit_usd: 0
+licenses:
+  - source: Stanford CS230 VIP cheatsheet (Amidi & Amidi, 2018)
+    license: link-only-attribution
+  - source: Ernest K. Ryu, RL of LLMs (Spring 2025), Chapter 2
+    license: link-only-attribution
+known_failures:
+  - none
+"""
+
+
+def template() -> dict:
+    return yaml.safe_load(TEMPLATE)
+
+
+def _lab(extras: dict) -> dict:
+    extras = extras or {}
+    return extras.get(TOPIC, extras) if isinstance(extras.get(TOPIC), dict) else extras
+
+
+def submission_commit(submission: Path) -> str:
+    """HEAD of the git checkout holding the submission, else "not-a-git-checkout"."""
+    try:
+        proc = subprocess.run(["git", "-C", str(submission), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C"})
+    except (OSError, subprocess.SubprocessError):
+        return "not-a-git-checkout"
+    sha = proc.stdout.strip()
+    if proc.returncode == 0 and len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha):
+        return sha
+    return "not-a-git-checkout"
+
+
+def sanitised_environment() -> str:
+    """e.g. "python-3.11.7 numpy-2.4.6 linux-x86_64 cpu": versions and platform, nothing else."""
+    system = platform.system().lower() or "unknown"
+    machine = platform.machine().lower() or "unknown"
+    return f"python-{platform.python_version()} numpy-{np.__version__} {system}-{machine} cpu"
+
+
+def sanitise_command(command: str, cwd: Path | None = None) -> str:
+    """The command with absolute paths made relative to the working folder (or cut to their
+    last component when outside it), so no machine path lands in the evidence."""
+    cwd = Path(cwd or os.getcwd())
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    out = []
+    for word in words:
+        if word.startswith(("/", "~")):
+            path = Path(os.path.expanduser(word))
+            try:
+                word = os.path.relpath(path, cwd) if path.is_relative_to(cwd) else path.name or "."
+            except ValueError:
+                word = path.name or "."
+        out.append(word)
+    return shlex.join(out)
+
+
+def _number(value):
+    """A YAML-friendly metric value: bools stay bools, floats stay floats (non-finite as text)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else str(v)
+    if isinstance(value, str):
+        try:
+            v = float(value)       # "inf"/"nan" stored as text by the suite
+            return value if not math.isfinite(v) else v
+        except ValueError:
+            return value
+    return str(value)
+
+
+def metric_actual(lab: dict, key: str):
+    """What the student's run_fault_injection measured for one metric (the returned bool;
+    the relative error itself for bptt_matches_finite_difference)."""
+    returned = lab.get("returned")
+    if not isinstance(returned, dict):
+        reason = lab.get("returned_error", "run_fault_injection did not return a dict")
+        return f"not-measured: {str(reason).splitlines()[0][:160]}"
+    field = "bptt_rel_error" if key == "bptt_matches_finite_difference" else key
+    if field not in returned:
+        return f"not-measured: run_fault_injection returned no {field}"
+    return _number(returned[field])
+
+
+def build_evidence(extras: dict, signals: dict, submission: Path, command: str,
+                   today: _dt.date | None = None) -> dict:
+    lab = _lab(extras)
+    doc = template()
+    seed = lab.get("seed")
+    doc["commit"] = submission_commit(Path(submission))
+    doc["verified_at"] = (today or _dt.date.today()).isoformat()
+    doc["environment"] = sanitised_environment()
+    doc["seed"] = int(seed) if isinstance(seed, (int, np.integer)) else doc["seed"]
+    doc["commands"] = [sanitise_command(command),
+                       f"python -c 'import fault_injection; print(fault_injection.run_fault_injection({doc['seed']}))'"]
+    for metric in doc["metrics"]:
+        metric["actual"] = metric_actual(lab, metric["name"])
+    doc["artifacts"] = ["fault_injection.py", f"reports/{PLOT_FILE}", "reports/score.json", f"reports/{EVIDENCE_FILE}"]
+    names = [m["name"] for m in doc["metrics"]]
+    failures = [n for n in names if not (signals or {}).get(n, False)]
+    doc["known_failures"] = failures or ["none"]
+    return doc
+
+
+def write_evidence(out_dir: Path, extras: dict, signals: dict, submission: Path, command: str) -> Path:
+    """Write <out_dir>/evidence.yaml (learn-llm.evidence.v1, filled) and return its path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = build_evidence(extras, signals, Path(submission), command)
+    text = ("# learn-llm.evidence.v1, filled in by the autograder from this grading run\n"
+            "# (seed 000's template; actual = what the submission's run_fault_injection measured).\n")
+    text += yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    path = out_dir / EVIDENCE_FILE
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------- figure
+RHO_COLOURS = {"0.5": "tab:blue", "1.0": "tab:orange", "1.5": "tab:red"}
+
+
+def _positive(values, top: float = 1e200) -> np.ndarray:
+    """Values for a log axis: 0, negatives, inf, nan and values above `top` are not drawn
+    (matplotlib's log ticks overflow near the float64 limit)."""
+    arr = np.array([float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
+                    for v in values], dtype=float)
+    arr[~(np.isfinite(arr) & (arr > 0) & (arr <= top))] = np.nan
+    return arr
+
+
+def _log10(values) -> np.ndarray:
+    arr = _positive(values, top=np.finfo(float).max)
+    return np.log10(arr)
+
+
+def _source_label(source: str) -> str:
+    return "your primitives" if source == "student" else "reference primitives (yours failed)"
+
+
+def write_fault_plot(out_dir: Path, extras: dict) -> Path | None:
+    """Write <out_dir>/fault_injection.png: ||dh_T/dh_{T-k}|| against k (log scale) for
+    rho in {0.5, 1.0, 1.5}, tanh and linear, and the training loss with and without
+    clipping. Returns None when the run left no curve data (the hidden suite did not run)."""
+    lab = _lab(extras)
+    curves, losses = lab.get("curves"), lab.get("loss_curves")
+    if not curves and not losses:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2)
+    if curves:
+        steps = np.asarray(curves.get("steps_back") or [], dtype=float)
+        for rho in ("0.5", "1.0", "1.5"):
+            for activation, style in (("tanh", "-"), ("linear", "--")):
+                values = (curves.get("norms") or {}).get(f"rho{rho}_{activation}")
+                if values is None:
+                    continue
+                y = _positive(values)
+                x = steps if len(steps) == len(y) else np.arange(1, len(y) + 1)
+                label = f"rho = {rho}, {activation}" + (" (median of 8 states)" if rho == "1.0" and activation == "tanh"
+                                                         else "")
+                left.semilogy(x, y, style, color=RHO_COLOURS[rho], label=label)
+        left.set_title(f"BPTT chain, seed {curves.get('seed')}: {_source_label(curves.get('source', ''))}",
+                       fontsize=9)
+        left.set_xlabel("steps back k")
+        left.set_ylabel("||dh_T / dh_(T-k)||_2")
+        left.legend(fontsize=7, loc="lower left")
+        left.grid(True, which="major", alpha=0.3)
+    else:
+        left.text(0.5, 0.5, "no gradient-norm data in this run", ha="center", va="center")
+    if losses:
+        # log10 on a linear axis: the unclipped loss passes 1e200 on its way to inf.
+        clip, noclip = _log10(losses.get("clip") or []), _log10(losses.get("noclip") or [])
+        right.plot(np.arange(len(clip)), clip, "-", color="tab:green", label="clipped at tau = 5")
+        right.plot(np.arange(len(noclip)), noclip, "o-", color="tab:red", label="no clipping")
+        shown = np.concatenate([clip[np.isfinite(clip)], noclip[:1][np.isfinite(noclip[:1])]])
+        if shown.size:   # keep the clipped curve readable; the unclipped one leaves the chart
+            right.set_ylim(shown.min() - 1.0, shown.max() + 4.0)
+        first = losses.get("noclip_first_nonfinite_step")
+        finite = np.flatnonzero(np.isfinite(noclip))
+        if finite.size:
+            last = int(finite[-1])
+            note = f"no clipping: loss 1e{noclip[last]:.0f} at step {last}"
+            note += f", inf/nan at step {first}" if first is not None else ""
+            right.annotate(note, xy=(0.08, 0.90), xycoords="axes fraction", fontsize=8, color="tab:red")
+        right.set_title(f"linear RNN, rho = 1.5, SGD lr 0.05, seed {losses.get('seed')}: "
+                        f"{_source_label(losses.get('source', ''))}", fontsize=9)
+        right.set_xlabel("SGD step")
+        right.set_ylabel("log10 of the training loss")
+        right.legend(fontsize=8)
+        right.grid(True, alpha=0.3)
+    else:
+        right.text(0.5, 0.5, "no training-loss data in this run", ha="center", va="center")
+    fig.tight_layout()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / PLOT_FILE
+    fig.savefig(path, dpi=PLOT_DPI)
+    return path

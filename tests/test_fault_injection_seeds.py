@@ -1,0 +1,146 @@
+"""The fault-injection suite is fair on every seed it can draw (SPEC §4, issue 4).
+
+The hidden suite (autograder/hidden/test_fault_injection.py) picks its seeds from
+SEED_POOL. For every seed of that pool, with the reference solution:
+
+- run_fault_injection(seed) shows all seven signals, with every figure key inside the
+  suite's plausibility RANGES and consistent with the signal's criterion;
+- each known-broken primitive of the suite's BROKEN table turns its signal false
+  (the patch is applied in-process here, the way the worker applies it);
+- the grader's own experiments (rerun_*) show every signal with the reference's primitives;
+- the underflow trap of rerun_products catches a naive np.log(np.cumprod(...)).
+
+The ranges, criteria and patches are imported from the suite, so they cannot drift.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+
+from autograder import paths, reference
+
+SUITE_FILE = paths.HIDDEN_TESTS / "test_fault_injection.py"
+
+
+def _load_suite():
+    spec = importlib.util.spec_from_file_location("hidden_fault_injection_suite", SUITE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+suite = _load_suite()
+
+
+def _reference():
+    ref = reference.load()
+    assert os.path.dirname(ref.fault_injection.__file__) == str(paths.SOLUTIONS), ref.fault_injection.__file__
+    return ref
+
+
+@contextmanager
+def _patched(ref, target, helper):
+    module_name, attr = target.rsplit(".", 1)
+    module = getattr(ref, module_name)
+    original = getattr(module, attr)
+    setattr(module, attr, helper)
+    try:
+        yield
+    finally:
+        setattr(module, attr, original)
+
+
+def _unique_patches():
+    patches = {}
+    for key, entries in suite.BROKEN.items():
+        for target, helper in entries:
+            patches.setdefault(f"{target}={type(helper).__name__}", (target, helper, []))[2].append(key)
+    return patches
+
+
+def _check_seed(seed: int) -> list[str]:
+    """Everything the suite relies on for one seed; returns the problems found."""
+    problems = []
+    ref = _reference()
+    run = ref.fault_injection.run_fault_injection(seed)
+    for key in suite.SIGNALS:
+        try:
+            suite.check_returned(key, run, expect=True)
+        except AssertionError as exc:
+            problems.append(f"seed {seed}: {key}: {exc}")
+    for fig in suite.FIGURES:
+        lo, hi = suite.RANGES[fig]
+        if not lo <= run[fig] <= hi:
+            problems.append(f"seed {seed}: {fig} = {run[fig]!r} outside {suite.RANGES[fig]}")
+    for name, (target, helper, keys) in _unique_patches().items():
+        with _patched(ref, target, helper):
+            broken = ref.fault_injection.run_fault_injection(seed)
+        for key in keys:
+            try:
+                suite.check_returned(key, broken, expect=False)
+            except AssertionError as exc:
+                problems.append(f"seed {seed}: {name} does not flip {key}: {exc}")
+    primitives = suite.Primitives(ref.fault_injection, ref.bptt)
+    for key, name in suite.RERUNS.items():
+        result = suite.RERUN_FUNCTIONS[name](primitives, seed)
+        if not suite.rerun_holds(key, result):
+            problems.append(f"seed {seed}: the grader's rerun of {key} fails with the reference: {result['values']}")
+    return problems
+
+
+def _naive_trap_caught(seed: int) -> bool:
+    ref = _reference()
+
+    class Naive:
+        log_abs_cumprod = staticmethod(lambda f: np.log(np.abs(np.cumprod(f))))
+
+    primitives = suite.Primitives(ref.fault_injection, ref.bptt)
+    primitives.log_abs_cumprod = Naive.log_abs_cumprod
+    with np.errstate(all="ignore"):
+        return not suite.rerun_holds("near_one_product_stays_bounded", suite.rerun_products(primitives, seed))
+
+
+def test_the_pool_has_at_least_50_seeds_and_every_draw_is_in_it():
+    assert len(set(suite.SEED_POOL)) >= 50
+    drawn = {suite.pool_seed(run_seed, what) for run_seed in range(3000)
+             for what in ("run_fault_injection", "rerun-spectral")}
+    assert drawn == set(suite.SEED_POOL), "pool_seed must draw from the pool, and reach all of it"
+
+
+def test_every_figure_and_signal_has_a_range_criterion_and_patch():
+    assert set(suite.RANGES) == set(suite.FIGURES)
+    assert set(suite.CRITERIA) == set(suite.SIGNALS) == set(suite.BROKEN) == set(suite.RERUNS)
+    ref = _reference()
+    assert tuple(ref.fault_injection.SIGNALS) == suite.SIGNALS
+    assert set(ref.fault_injection.FIGURES) == set(suite.FIGURES)
+
+
+def test_reference_passes_and_broken_primitives_fail_on_every_pool_seed():
+    workers = min(4, os.cpu_count() or 1)
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            problems = [p for found in pool.map(_check_seed, suite.SEED_POOL) for p in found]
+    else:
+        problems = [p for seed in suite.SEED_POOL for p in _check_seed(seed)]
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_the_underflow_trap_catches_a_naive_cumprod_on_every_pool_seed():
+    caught = [_naive_trap_caught(seed) for seed in suite.SEED_POOL]
+    assert all(caught), [s for s, c in zip(suite.SEED_POOL, caught) if not c]
+
+
+@pytest.mark.parametrize("seed", [42, 0])
+def test_one_run_is_fast(seed):
+    import time
+
+    ref = _reference()
+    started = time.perf_counter()
+    ref.fault_injection.run_fault_injection(seed)
+    assert time.perf_counter() - started < 2.0, "run_fault_injection must stay far below the 5 s call limit"
