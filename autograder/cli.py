@@ -60,18 +60,21 @@ def cmd_grade(args) -> int:
     # Start the worker now: its start-up (~0.3 s) overlaps the import of pytest and the suites.
     sandbox = Sandbox(args.submission.resolve(), the_rubric.limits)
     sandbox.start()
+    plotter = _start_plotter(args)
     from autograder.grade import GraderError, grade
 
     try:
         outcome = grade(args.submission, suite=args.suite, topics=args.topics, seed=args.seed,
                         the_rubric=the_rubric, sandbox=sandbox, started=started)
+        written = _write_artefacts(args.out, outcome, args, plotter)
     except GraderError as exc:
         print(f"autograder: the grader could not run: {exc}", file=sys.stderr)
         return EXIT_GRADER
     finally:
         sandbox.close()
+        if plotter is not None:
+            plotter.cancel()
     score = outcome.score
-    written = _write_artefacts(args.out, outcome, args)
     figure = "fault_injection.png" if (args.out / "fault_injection.png") in written else None
     reports.write_all(args.out, score, outcome.topic_messages, figure, outcome.seed)
     if args.quiet:
@@ -87,20 +90,27 @@ def cmd_grade(args) -> int:
     return EXIT_OK
 
 
-def _write_artefacts(out: Path, outcome, args) -> list[Path]:
+def _start_plotter(args):
+    """The figure's renderer, started early when this run can reach the fault-injection lab."""
+    if args.suite == "public" or (args.topics and "fault_injection" not in args.topics):
+        return None
+    from autograder import evidence
+
+    return evidence.Plotter()
+
+
+def _write_artefacts(out: Path, outcome, args, plotter) -> list[Path]:
     """evidence.yaml and the figure, when the run reached the fault-injection topic."""
     written: list[Path] = []
     if "fault_injection" in outcome.extras:
-        try:
-            from autograder import evidence
-        except ImportError:
-            evidence = None
-        if evidence is not None:
-            command = "python -m autograder grade " + " ".join(sys.argv[2:])
-            written.append(evidence.write_evidence(out, outcome.extras, outcome.signals, args.submission, command))
-            fig = evidence.write_fault_plot(out, outcome.extras)
-            if fig:
-                written.append(fig)
+        from autograder import evidence
+
+        command = "python -m autograder grade " + " ".join(sys.argv[2:])
+        written.append(evidence.write_evidence(out, outcome.extras, outcome.signals, args.submission, command))
+        fig = (plotter.finish(out, outcome.extras) if plotter is not None
+               else evidence.write_fault_plot(out, outcome.extras))
+        if fig:
+            written.append(fig)
     for name in OPTIONAL_ARTEFACTS:       # never leave a previous run's artefact beside a new score
         if out / name not in written and (out / name).exists():
             (out / name).unlink()
