@@ -107,8 +107,12 @@ def _write_artefacts(out: Path, outcome, args, plotter) -> list[Path]:
 
         command = "python -m autograder grade " + " ".join(sys.argv[2:])
         written.append(evidence.write_evidence(out, outcome.extras, outcome.signals, args.submission, command))
-        fig = (plotter.finish(out, outcome.extras) if plotter is not None
-               else evidence.write_fault_plot(out, outcome.extras))
+        try:
+            fig = (plotter.finish(out, outcome.extras) if plotter is not None
+                   else evidence.write_fault_plot(out, outcome.extras))
+        except Exception as exc:  # noqa: BLE001 - a missing figure must not cost the score report
+            print(f"autograder: warning: no figure: {exc}", file=sys.stderr)
+            fig = None
         if fig:
             written.append(fig)
     for name in OPTIONAL_ARTEFACTS:       # never leave a previous run's artefact beside a new score

@@ -113,3 +113,13 @@ def test_batch_grades_a_class(tmp_path):
     assert by_name["alice"][1] == "20.0" and by_name["bob"][1] == "0.0" and by_name["carol"][1] == "0.0"
     proc = run_grader("batch", root, "--out", tmp_path / "out2", "--shard", "2/2", "--topic", "bptt")
     assert (tmp_path / "out2" / "class.shard2of2.csv").read_text().count("\n") == 2   # header + bob
+
+
+def test_artefacts_of_a_previous_run_do_not_survive(tmp_path):
+    out = tmp_path / "out"
+    proc, _ = grade(STUBS, out, "--topic", "fault_injection")
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "evidence.yaml").exists() and (out / "fault_injection.png").exists()
+    proc, score = grade(STUBS, out, "--topic", "bptt")
+    assert [t["id"] for t in score["topics"]] == ["bptt"]
+    assert not (out / "evidence.yaml").exists() and not (out / "fault_injection.png").exists()
