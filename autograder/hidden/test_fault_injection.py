@@ -32,7 +32,7 @@ import zlib
 import numpy as np
 import pytest
 
-from autograder.checks import CheckFailed, expect_array, expect_not_mutated, expect_tuple
+from autograder.checks import CheckFailed, expect_array, expect_not_mutated, expect_tuple, finite_differences
 from autograder.models.broken_primitives import (ChainWithoutActivation, ChainWithoutWeights, LogAbsNoCumsum,
                                                  NoClip, ScaleIgnoresRho, ZeroRNNBackward)
 
@@ -361,18 +361,7 @@ def rerun_bptt(P, seed, step=1e-6):
     grads = expect_tuple(P.rnn_backward(R, cache), 5, "bptt.rnn_backward")[2:]
     for g, p, name in zip(grads, params, ("dWx", "dWh", "db")):
         expect_array(g, p.shape, f"bptt.rnn_backward's {name}")
-    numeric = []
-    for p in params:
-        num = np.zeros_like(p)
-        for i in np.ndindex(p.shape):
-            old = p[i]
-            p[i] = old + step
-            plus = loss()
-            p[i] = old - step
-            minus = loss()
-            p[i] = old
-            num[i] = (plus - minus) / (2 * step)
-        numeric.append(num)
+    numeric = finite_differences(loss, params, step)
     g = np.concatenate([np.ravel(v) for v in grads])
     g_num = np.concatenate([v.ravel() for v in numeric])
     denom = np.linalg.norm(g) + np.linalg.norm(g_num)
