@@ -76,7 +76,7 @@ def cmd_grade(args) -> int:
             plotter.cancel()
     score = outcome.score
     figure = "fault_injection.png" if (args.out / "fault_injection.png") in written else None
-    reports.write_all(args.out, score, outcome.topic_messages, figure, outcome.seed)
+    reports.write_all(args.out, score, outcome.topic_messages, figure, outcome.seed, outcome.durations)
     if args.quiet:
         print(f"{score['earned']:g} / {score['possible']:g}")
     else:

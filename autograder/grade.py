@@ -32,6 +32,7 @@ class Outcome:
     extras: dict
     sandbox_info: dict = field(default_factory=dict)
     seed: int = 0
+    durations: dict = field(default_factory=dict)   # (topic id, test id) -> seconds, for junit.xml
 
 
 # Plugins the grader has no use for; unraisableexception and threadexception also run
@@ -92,8 +93,9 @@ def grade(submission: Path, suite: str = "all", topics: list[str] | None = None,
         "topics": score_topics,
         "signals": dict(collector.signal_values),
     }
+    durations = {(r.topic, f"{r.visibility}::{r.test}"): r.duration_s for r in collector.results.values()}
     return Outcome(score, messages, dict(collector.signal_values), dict(collector.extra_values),
-                   sandbox.sandbox_info or {}, seed)
+                   sandbox.sandbox_info or {}, seed, durations)
 
 
 def _score_topic(topic: rubric_mod.RubricTopic, visibilities, results: dict, probe: tuple[str, str]):

@@ -75,7 +75,8 @@ def _one_line(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def junit_xml(score: dict) -> str:
+def junit_xml(score: dict, durations: dict | None = None) -> str:
+    durations = durations or {}
     root = ET.Element("testsuites", name=f"autograder {score['assignment']}",
                       tests=str(sum(len(t["tests"]) for t in score["topics"])), time=f"{score['duration_s']:.3f}")
     for t in score["topics"]:
@@ -83,7 +84,8 @@ def junit_xml(score: dict) -> str:
                               failures=str(sum(x["outcome"] == "failed" for x in t["tests"])),
                               errors=str(sum(x["outcome"] in ("error", "timeout") for x in t["tests"])))
         for x in t["tests"]:
-            case = ET.SubElement(suite, "testcase", classname=t["id"], name=x["id"])
+            case = ET.SubElement(suite, "testcase", classname=t["id"], name=x["id"],
+                                 time=f"{durations.get((t['id'], x['id']), 0.0):.3f}")
             ET.SubElement(case, "properties").append(
                 ET.Element("property", name="points", value=f"{x['earned']:g}/{x['possible']:g}"))
             if x["outcome"] != "passed":
@@ -123,9 +125,9 @@ def terminal_table(score: dict, messages: dict, out_dir: Path | None = None, see
 
 
 def write_all(out_dir: Path, score: dict, messages: dict, figure: str | None = None,
-              seed: int | None = None) -> list[Path]:
+              seed: int | None = None, durations: dict | None = None) -> list[Path]:
     files = {"score.json": score_json(score), "score.md": score_markdown(score, messages, figure, seed),
-             "junit.xml": junit_xml(score), "results.json": gradescope_json(score)}
+             "junit.xml": junit_xml(score, durations), "results.json": gradescope_json(score)}
     # score.json last: a reader that sees the new score also finds the other new files.
     for name in ["score.md", "junit.xml", "results.json", "score.json"]:
         atomic_write(out_dir / name, files[name])

@@ -89,9 +89,11 @@ def copy_submission(src: Path, dst: Path) -> None:
 
 
 class WorkerDied(Exception):
-    def __init__(self, returncode, log_tail: str):
-        super().__init__(returncode)
-        self.returncode, self.log_tail = returncode, log_tail
+    """The worker is gone: it exited, or it was killed for breaking the protocol (`reason`)."""
+
+    def __init__(self, returncode, log_tail: str, reason: str = ""):
+        super().__init__(reason or returncode)
+        self.returncode, self.log_tail, self.reason = returncode, log_tail, reason
 
 
 class WorkerTimedOut(Exception):
@@ -149,7 +151,8 @@ class Worker:
                     raise ValueError("not an object")
             except (ValueError, RecursionError):
                 self.kill()    # someone wrote to the protocol pipe who should not have
-                raise WorkerDied("garbled reply", self.log_tail()) from None
+                raise WorkerDied(self.proc.returncode, self.log_tail(),
+                                 "wrote something other than a reply on the grader's pipe") from None
             if reply.get("id") == self._next_id:
                 return reply
 
@@ -159,7 +162,8 @@ class Worker:
         size = int.from_bytes(header, "big")
         if size > wire.MAX_MESSAGE_BYTES:
             self.kill()
-            raise WorkerDied("reply too large", "")
+            raise WorkerDied(self.proc.returncode, "", "sent a reply larger than "
+                             f"{wire.MAX_MESSAGE_BYTES >> 20} MiB")
         return self._read_exact(size, deadline)
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
@@ -214,8 +218,6 @@ class Worker:
 
 
 def describe_exit(returncode) -> str:
-    if returncode == "garbled reply":
-        return "wrote something other than a reply on the grader's pipe"
     if isinstance(returncode, int) and returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -271,7 +273,8 @@ class Sandbox:
             self._worker = None
             self.restarts += 1
             detail = f"; its last output:\n{died.log_tail.strip()[-800:]}" if died.log_tail.strip() else ""
-            raise StudentCrash(f"the process running your code {describe_exit(died.returncode)} during {what}{detail}")
+            how = died.reason or describe_exit(died.returncode)
+            raise StudentCrash(f"the process running your code {how} during {what}{detail}")
         self.sandbox_info = worker.sandbox_info
         return reply
 

@@ -29,7 +29,15 @@ GOALS_S = {"reference": 3.0, "stubs": 3.0}
 GOAL_PEAK_RSS_MB = 400
 
 
-def run_once(submission: Path) -> tuple[float, float, dict]:
+def slowest_tests(junit: Path, count: int = 5) -> list[tuple[float, str]]:
+    import xml.etree.ElementTree as ET
+
+    cases = ET.parse(junit).getroot().iter("testcase")
+    return sorted(((float(c.get("time", 0)), f"{c.get('classname')} {c.get('name')}") for c in cases),
+                  reverse=True)[:count]
+
+
+def run_once(submission: Path) -> tuple[float, float, dict, list]:
     with tempfile.TemporaryDirectory() as out:
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         start = time.perf_counter()
@@ -40,7 +48,8 @@ def run_once(submission: Path) -> tuple[float, float, dict]:
         if proc.returncode != 0:
             raise SystemExit(f"grading {submission} failed:\n{proc.stderr}")
         score = json.loads((Path(out) / "score.json").read_text())
-    return wall, peak_kb / 1024, score
+        slowest = slowest_tests(Path(out) / "junit.xml")
+    return wall, peak_kb / 1024, score, slowest
 
 
 def main(argv=None) -> int:
@@ -52,7 +61,7 @@ def main(argv=None) -> int:
     for name, sub in CASES.items():
         walls, rss, inner = [], [], []
         for _ in range(args.runs):
-            wall, peak, score = run_once(sub)
+            wall, peak, score, slowest = run_once(sub)
             walls.append(wall)
             rss.append(peak)
             inner.append(score["duration_s"])
@@ -65,6 +74,9 @@ def main(argv=None) -> int:
               f"inside the grader {statistics.median(inner):.2f} s), peak RSS {max(rss):.0f} MB, "
               f"score {results[name]['score']}  [{'ok' if good else 'OVER GOAL'}: {GOALS_S[name]} s, "
               f"{GOAL_PEAK_RSS_MB} MB]")
+        results[name]["slowest_tests_last_run"] = slowest
+        for seconds, test in slowest:
+            print(f"           {seconds:6.3f} s  {test}")
     results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n")
