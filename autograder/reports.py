@@ -70,7 +70,7 @@ def score_markdown(score: dict, messages: dict, figure: str | None = None, seed:
     return "\n".join(lines) + "\n"
 
 
-def _one_line(text: str, limit: int = 400) -> str:
+def _one_line(text: str, limit: int = 800) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
