@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import os
 import subprocess
 import sys
@@ -144,8 +145,6 @@ def cmd_batch(args) -> int:
                 rows.append({"submission": sub.name, "earned": "", "possible": "", "status": "grader_error",
                              "detail": proc.stderr.strip()[-300:]})
                 continue
-            import json
-
             score = json.loads(score_file.read_text())
             row = {"submission": sub.name, "earned": score["earned"], "possible": score["possible"],
                    "status": "graded", "detail": ""}

@@ -103,7 +103,8 @@ class Collector:
         costs ~60 ms per failed test."""
         failed = call.excinfo is not None
         if call.when in ("setup", "call"):
-            res = self.results.setdefault(self.key(item), TestResult(*self.key(item)))
+            key = self.key(item)
+            res = self.results.setdefault(key, TestResult(*key))
             res.duration_s += call.duration
         if call.when == "call" or (call.when == "setup" and failed):
             res.instances += 1

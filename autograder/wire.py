@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
 from collections import Counter
 from dataclasses import dataclass
 
@@ -145,8 +146,6 @@ def loads(raw: bytes, *, objects=None):
 
 # Framing: an 8-byte big-endian length, then the JSON bytes.
 def write_frame(fd: int, payload: bytes) -> None:
-    import os
-
     data = len(payload).to_bytes(8, "big") + payload
     view = memoryview(data)
     while view:

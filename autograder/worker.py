@@ -143,26 +143,22 @@ def _error(kind: str, exc: BaseException, tb=None) -> dict:
     return reply
 
 
-def _import(module: str):
-    return importlib.import_module(module)
-
-
 def handle_probe(req: dict) -> dict:
     module = req["module"]
     try:
-        mod = _import(module)
+        importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name == module:
             return {"ok": False, "kind": "missing", "type": "ModuleNotFoundError", "message": str(exc)}
         return _error("import", exc)
     except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are the student's too
         return _error("import", exc)
-    return {"ok": True, "result": {"defined": [f for f in req.get("functions", []) if callable(getattr(mod, f, None))]}}
+    return {"ok": True, "result": None}
 
 
 def handle_call(req: dict) -> dict:
     try:
-        mod = _import(req["module"])
+        mod = importlib.import_module(req["module"])
     except BaseException as exc:  # noqa: BLE001
         return _error("import", exc)
     fn = getattr(mod, req["function"], None)
@@ -177,7 +173,7 @@ def handle_call(req: dict) -> dict:
     saved = []
     for target, replacement in req.get("patches", {}).items():
         mod_name, attr = target.rsplit(".", 1)
-        patched_mod = _import(mod_name)
+        patched_mod = importlib.import_module(mod_name)
         saved.append((patched_mod, attr, getattr(patched_mod, attr)))
         setattr(patched_mod, attr, replacement)
     snaps = [_snapshot(a) for a in args] + [_snapshot(v) for v in kwargs.values()]
