@@ -4,7 +4,8 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-SUBMISSION ?= assignments/rnn_prehistory
+ASSIGNMENT ?= rnn_prehistory
+SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
@@ -32,13 +33,13 @@ $(VENV)/.installed-dev: pyproject.toml | venv
 	@touch $@ $(VENV)/.installed-base
 
 grade: $(VENV)/.installed-base
-	$(PY) -m autograder grade $(SUBMISSION) --out $(OUT) $(GRADE_ARGS)
+	$(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
 
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest tests -q
 
 stubs: $(VENV)/.installed-base
-	$(PY) scripts/make_stubs.py
+	$(PY) scripts/make_stubs.py --assignment $(ASSIGNMENT)
 
 bench: $(VENV)/.installed-dev
 	$(PY) scripts/bench.py

@@ -1,6 +1,8 @@
 """Command line: `python -m autograder grade [DIR]` and `python -m autograder batch ROOT`.
 
-Exit status (SPEC §5): 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
+Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
+The assignment is a unit folder (`--assignment NAME|PATH`); with one unit installed it
+is the default.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from autograder import paths, reports
+from autograder import assignment, reports
+from autograder.reports.text import csv_cell, terminal
 
 EXIT_OK, EXIT_BELOW, EXIT_GRADER = 0, 1, 2
-OPTIONAL_ARTEFACTS = ("evidence.yaml", "fault_injection.png")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,98 +30,83 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade one submission folder")
-    g.add_argument("submission", nargs="?", type=Path, default=paths.ASSIGNMENTS,
-                   help="folder holding the topic modules (default: assignments/rnn_prehistory)")
-    g.add_argument("--out", type=Path, default=Path("reports"), help="report folder (default: reports)")
-    g.add_argument("--suite", choices=["public", "hidden", "all"], default="all")
-    g.add_argument("--topic", action="append", dest="topics", metavar="ID", help="grade only this topic (repeatable)")
-    g.add_argument("--fail-under", type=float, default=None, metavar="PCT",
-                   help="exit 1 when the score is below PCT percent")
-    g.add_argument("--seed", type=int, default=None, help="replay a run's random inputs (default: fresh)")
-    g.add_argument("--jobs", type=int, default=1, help="accepted for symmetry with batch; one submission uses one worker")
-    g.add_argument("--quiet", action="store_true", help="print only the total")
+    g.add_argument("submission", nargs="?", type=Path, default=None,
+                   help="folder holding the topic modules (default: the assignment's stub folder)")
     b = sub.add_parser("batch", help="grade every sub-folder of ROOT (one submission each)")
     b.add_argument("root", type=Path)
+    for cmd in (g, b):
+        cmd.add_argument("--assignment", default=None, metavar="NAME|PATH",
+                         help="the unit to grade (default: the only one installed)")
+        cmd.add_argument("--suite", choices=["public", "hidden", "all"], default="all")
+        cmd.add_argument("--topic", action="append", dest="topics", metavar="ID",
+                         help="grade only this topic (repeatable)")
+        cmd.add_argument("--seed", type=int, default=None, help="replay a run's random inputs (default: fresh)")
+    g.add_argument("--out", type=Path, default=Path("reports"), help="report folder (default: reports)")
+    g.add_argument("--fail-under", type=float, default=None, metavar="PCT",
+                   help="exit 1 when the score is below PCT percent")
+    g.add_argument("--jobs", type=int, default=1, help="accepted for symmetry with batch; one submission uses one worker")
+    g.add_argument("--quiet", action="store_true", help="print only the total")
     b.add_argument("--out", type=Path, required=True, help="one report folder per submission, plus class.csv")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     b.add_argument("--shard", default="1/1", metavar="K/N", help="grade only the K-th of N shards (1-based)")
-    b.add_argument("--suite", choices=["public", "hidden", "all"], default="all")
-    b.add_argument("--seed", type=int, default=None)
-    b.add_argument("--topic", action="append", dest="topics", metavar="ID")
     return p
+
+
+class Artefacts:
+    """The unit's extra report files (its `artefacts` module), or nothing. The hook is
+    created before grading (so it can start slow work early) and asked to write after it."""
+
+    def __init__(self, unit, topics, suite: str):
+        self.hook, self.files = None, ()
+        if unit.artefacts:
+            module = unit.import_module(unit.artefacts)
+            self.hook = module.Artefacts(unit, [t.id for t in topics], suite)
+            self.files = tuple(getattr(self.hook, "FILES", ()))
+
+    def write(self, out: Path, result, submission: Path, command: str) -> list[tuple[str, str]]:
+        """Write the unit's artefacts; return the images to show in score.md as (name, caption)."""
+        written = self.hook.write(out, result, submission, command) if self.hook else []
+        names = {Path(path).name for path, _ in written}
+        for name in self.files:        # never leave a previous run's artefact beside a new score
+            if name not in names and (out / name).exists():
+                (out / name).unlink()
+        return [(Path(path).name, caption) for path, caption in written if caption]
+
+    def close(self) -> None:
+        if self.hook is not None:
+            self.hook.close()
 
 
 def cmd_grade(args) -> int:
     started = time.perf_counter()
-    if not args.submission.is_dir():
-        print(f"autograder: submission folder {args.submission} does not exist", file=sys.stderr)
+    unit = assignment.load(args.assignment)
+    submission = args.submission if args.submission is not None else Path(unit.stubs)
+    if not submission.is_dir():
+        print(f"autograder: submission folder {submission} does not exist", file=sys.stderr)
         return EXIT_GRADER
-    from autograder import rubric
-    from autograder.sandbox import Sandbox
+    from autograder.grading.run import Options, grade, select_topics
 
-    the_rubric = rubric.load()
-    # Start the worker now: its start-up (~0.3 s) overlaps the import of pytest and the suites.
-    sandbox = Sandbox(args.submission.resolve(), the_rubric.limits)
-    sandbox.start()
-    plotter = _start_plotter(args)
-    from autograder.grade import GraderError, grade
-
+    topics = select_topics(unit, args.topics)
+    artefacts = Artefacts(unit, topics, args.suite)
     try:
-        outcome = grade(args.submission, suite=args.suite, topics=args.topics, seed=args.seed,
-                        the_rubric=the_rubric, sandbox=sandbox, started=started)
-        written = _write_artefacts(args.out, outcome, args, plotter)
-    except GraderError as exc:
-        print(f"autograder: the grader could not run: {exc}", file=sys.stderr)
-        return EXIT_GRADER
+        result = grade(unit, submission, Options(args.suite, tuple(args.topics or ()) or None, args.seed), started)
+        command = "python -m autograder grade " + " ".join(sys.argv[2:])
+        images = artefacts.write(args.out, result, submission, command)
     finally:
-        sandbox.close()
-        if plotter is not None:
-            plotter.cancel()
-    score = outcome.score
-    figure = "fault_injection.png" if (args.out / "fault_injection.png") in written else None
-    reports.write_all(args.out, score, outcome.topic_messages, figure, outcome.seed, outcome.durations)
+        artefacts.close()
+    reports.write_all(args.out, result, images)
     if args.quiet:
-        print(f"{score['earned']:g} / {score['possible']:g}")
+        print(f"{result.earned:g} / {result.possible:g}")
     else:
-        print(reports.terminal_table(score, outcome.topic_messages, args.out, outcome.seed))
-        if not (outcome.sandbox_info or {}).get("uid_dropped"):
+        from autograder.reports import terminal as terminal_report
+
+        print(terminal_report.table(result, args.out))
+        if not result.sandbox_info.get("uid_dropped"):
             print("note: student code ran with your own user id (start the grader as root to also "
                   "drop privileges, isolate the network and hide the file system)")
-    pct = 100 * score["earned"] / score["possible"] if score["possible"] else 100.0
-    if args.fail_under is not None and pct < args.fail_under:
+    if args.fail_under is not None and result.percent < args.fail_under:
         return EXIT_BELOW
     return EXIT_OK
-
-
-def _start_plotter(args):
-    """The figure's renderer, started early when this run can reach the fault-injection lab."""
-    if args.suite == "public" or (args.topics and "fault_injection" not in args.topics):
-        return None
-    from autograder import evidence
-
-    return evidence.Plotter()
-
-
-def _write_artefacts(out: Path, outcome, args, plotter) -> list[Path]:
-    """evidence.yaml and the figure, when the run reached the fault-injection topic."""
-    written: list[Path] = []
-    if "fault_injection" in outcome.extras:
-        from autograder import evidence
-
-        command = "python -m autograder grade " + " ".join(sys.argv[2:])
-        written.append(evidence.write_evidence(out, outcome.extras, outcome.signals, args.submission, command))
-        try:
-            fig = (plotter.finish(out, outcome.extras) if plotter is not None
-                   else evidence.write_fault_plot(out, outcome.extras))
-        except Exception as exc:  # noqa: BLE001 - a missing figure must not cost the score report
-            print(f"autograder: warning: no figure: {exc}", file=sys.stderr)
-            fig = None
-        if fig:
-            written.append(fig)
-    for name in OPTIONAL_ARTEFACTS:       # never leave a previous run's artefact beside a new score
-        if out / name not in written and (out / name).exists():
-            (out / name).unlink()
-    return written
 
 
 def cmd_batch(args) -> int:
@@ -127,12 +114,14 @@ def cmd_batch(args) -> int:
     if not (1 <= k <= n):
         print("autograder: --shard must be K/N with 1 <= K <= N", file=sys.stderr)
         return EXIT_GRADER
+    unit = assignment.load(args.assignment)
     subs = sorted(p for p in args.root.iterdir() if p.is_dir() and not p.name.startswith("."))
     mine = subs[k - 1::n]
 
     def run(sub: Path):
         cmd = [sys.executable, "-m", "autograder", "grade", str(sub), "--out", str(args.out / sub.name),
-               "--suite", args.suite, "--quiet"] + (["--seed", str(args.seed)] if args.seed is not None else [])
+               "--assignment", str(unit.path), "--suite", args.suite, "--quiet"]
+        cmd += ["--seed", str(args.seed)] if args.seed is not None else []
         cmd += [arg for topic in args.topics or [] for arg in ("--topic", topic)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         return sub, proc
@@ -155,7 +144,7 @@ def cmd_batch(args) -> int:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows([{k: csv_cell(v) for k, v in r.items()} for r in rows])
     name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
     reports.atomic_write(args.out / name, buf.getvalue())
     print(f"graded {len(rows)} submission(s) -> {args.out / name}")
@@ -164,8 +153,14 @@ def cmd_batch(args) -> int:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    from autograder.grading.score import GraderError
+    from autograder.grading.rubric import RubricError
+
     try:
         return {"grade": cmd_grade, "batch": cmd_batch}[args.command](args)
+    except (GraderError, RubricError, assignment.UnitError) as exc:
+        print(f"autograder: the grader could not run: {terminal(str(exc))}", file=sys.stderr)
+        return EXIT_GRADER
     except Exception:  # noqa: BLE001 - anything unexpected is the grader's fault: exit 2
         traceback.print_exc()
         return EXIT_GRADER

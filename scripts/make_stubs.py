@@ -6,8 +6,11 @@ block's indentation, where <function> is the enclosing `def`; a block at module 
 (a solution-only helper) is dropped. Everything else (docstrings, the `# TODO:` comments,
 imports, given helpers) is kept as written.
 
-    python scripts/make_stubs.py           # write assignments/<assignment>/*.py
-    python scripts/make_stubs.py --check   # exit 1 when the committed stubs differ
+    python scripts/make_stubs.py [--assignment NAME|PATH]   # write the unit's stub folder
+    python scripts/make_stubs.py --check                     # exit 1 when the committed stubs differ
+
+The unit (default: the only one installed) names its reference folder and, in `stubs`,
+the folder of the stubs relative to the repository root.
 """
 
 from __future__ import annotations
@@ -18,11 +21,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-ASSIGNMENT = "rnn_prehistory"
-SOLUTIONS = REPO / "solutions" / ASSIGNMENT
-STUBS = REPO / "assignments" / ASSIGNMENT
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-HEADER = ("# Generated from solutions/{assignment}/{name} by scripts/make_stubs.py.\n"
+HEADER = ("# Generated from {solution} by scripts/make_stubs.py.\n"
           "# Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.\n")
 _DEF = re.compile(r"^(\s*)def\s+(\w+)\s*\(")
 
@@ -31,7 +31,7 @@ class MarkerError(ValueError):
     pass
 
 
-def stub_source(source: str, name: str = "<solution>") -> str:
+def stub_source(source: str, name: str = "<solution>", origin: str | None = None) -> str:
     """The student version of one solution module."""
     out: list[str] = []
     functions: list[tuple[int, str]] = []      # (indent, name) of enclosing defs
@@ -63,30 +63,43 @@ def stub_source(source: str, name: str = "<solution>") -> str:
     if inside:
         raise MarkerError(f"{name}: {BEGIN} without {END}")
     # A dropped module-level block leaves two blank runs behind: keep PEP 8's two lines.
-    return HEADER.format(assignment=ASSIGNMENT, name=name) + re.sub(r"\n{4,}", "\n\n\n", "".join(out))
+    return HEADER.format(solution=origin or name) + re.sub(r"\n{4,}", "\n\n\n", "".join(out))
 
 
-def expected_stubs() -> dict[str, str]:
-    return {p.name: stub_source(p.read_text(), p.name) for p in sorted(SOLUTIONS.glob("*.py"))}
+def folders(unit_name=None) -> tuple[Path, Path]:
+    """(reference folder, stub folder) of a unit."""
+    from autograder import assignment
+
+    unit = assignment.load(unit_name)
+    return unit.dirs["reference"], REPO / unit.stubs
+
+
+def expected_stubs(unit_name=None) -> dict[str, str]:
+    solutions, _ = folders(unit_name)
+    origin = solutions.resolve().relative_to(REPO) if solutions.resolve().is_relative_to(REPO) else solutions.name
+    return {p.name: stub_source(p.read_text(), p.name, f"{origin}/{p.name}") for p in sorted(solutions.glob("*.py"))}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="report drift instead of writing")
+    parser.add_argument("--assignment", default=None, metavar="NAME|PATH", help="the unit (default: the only one)")
     args = parser.parse_args(argv)
-    stubs = expected_stubs()
+    stubs = expected_stubs(args.assignment)
+    _, folder = folders(args.assignment)
+    where = folder.relative_to(REPO) if folder.is_relative_to(REPO) else folder
     if args.check:
-        drift = [n for n, text in stubs.items() if not (STUBS / n).exists() or (STUBS / n).read_text() != text]
-        extra = sorted(p.name for p in STUBS.glob("*.py") if p.name not in stubs)
+        drift = [n for n, text in stubs.items() if not (folder / n).exists() or (folder / n).read_text() != text]
+        extra = sorted(p.name for p in folder.glob("*.py") if p.name not in stubs)
         for n in drift:
-            print(f"stale stub: assignments/{ASSIGNMENT}/{n} (run `make stubs`)")
+            print(f"stale stub: {where}/{n} (run `make stubs`)")
         for n in extra:
-            print(f"stub without a solution: assignments/{ASSIGNMENT}/{n}")
+            print(f"stub without a solution: {where}/{n}")
         return 1 if drift or extra else 0
-    STUBS.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     for n, text in stubs.items():
-        (STUBS / n).write_text(text)
-    print(f"wrote {len(stubs)} stubs to assignments/{ASSIGNMENT}/")
+        (folder / n).write_text(text)
+    print(f"wrote {len(stubs)} stubs to {where}/")
     return 0
 
 

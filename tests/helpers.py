@@ -9,9 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from autograder import assignment
+
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "rnn_prehistory"
 STUBS = REPO / "assignments" / "rnn_prehistory"
+UNIT = assignment.load("rnn_prehistory")
+HIDDEN_TESTS = UNIT.dirs["hidden_tests"]
 
 
 def make_submission(folder: Path, base: Path = SOLUTIONS, replace: dict | None = None,

@@ -12,7 +12,8 @@ import subprocess
 import matplotlib.image
 import yaml
 
-from autograder import evidence
+from autograder.units.rnn_prehistory import artefacts as evidence
+from autograder.units.rnn_prehistory.lab.record import LabRecord
 from helpers import REPO
 
 SIGNALS = ["near_one_product_stays_bounded", "rho_below_one_gradient_decays", "rho_above_one_gradient_explodes",
@@ -83,8 +84,7 @@ def test_reference_run_draws_the_figure(reference_score):
 
 
 def test_failures_and_missing_runs_are_reported_not_hidden(tmp_path):
-    extras = {"fault_injection": {"seed": 1003,
-                                  "returned_error": "fault_injection.run_fault_injection raised KeyError"}}
+    extras = LabRecord(seed=1003, returned_error="fault_injection.run_fault_injection raised KeyError")
     signals = dict.fromkeys(SIGNALS, True) | {"clipping_caps_norm_keeps_training_alive": False}
     del signals["bptt_matches_finite_difference"]
     command = f"python -m autograder grade {tmp_path / 'sub'}"
@@ -99,7 +99,7 @@ def test_failures_and_missing_runs_are_reported_not_hidden(tmp_path):
 
 def test_student_values_are_the_actual_values(tmp_path):
     returned = dict.fromkeys(SIGNALS, True) | {"rho_above_one_gradient_explodes": False, "bptt_rel_error": 2.5e-10}
-    doc = evidence.build_evidence({"fault_injection": {"seed": 7, "returned": returned}}, dict.fromkeys(SIGNALS, True),
+    doc = evidence.build_evidence(LabRecord(seed=7, returned=returned), dict.fromkeys(SIGNALS, True),
                                   tmp_path, "make grade")
     actual = {m["name"]: m["actual"] for m in doc["metrics"]}
     assert actual["rho_above_one_gradient_explodes"] is False and actual["near_one_product_stays_bounded"] is True

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from autograder import reports
-from autograder import rubric as rubric_mod
-from helpers import STUBS, grade, make_submission, run_grader
+from autograder.grading.score import GradeResult
+from helpers import STUBS, UNIT, grade, make_submission, run_grader
 
 TOP_KEYS = ["schema", "assignment", "submission", "earned", "possible", "duration_s", "topics", "signals"]
 TOPIC_KEYS = ["id", "earned", "possible", "status", "tests"]
@@ -32,7 +32,7 @@ def check_schema(score):
 def test_reference_gets_full_marks(reference_score):
     score, out = reference_score
     check_schema(score)
-    rubric = rubric_mod.load()
+    rubric = UNIT.rubric
     assert [t["id"] for t in score["topics"]] == [t.id for t in rubric.topics]
     failed = [(t["id"], x["id"], x["message"]) for t in score["topics"] for x in t["tests"] if x["outcome"] != "passed"]
     assert not failed
@@ -85,9 +85,8 @@ def test_exit_codes(tmp_path):
 
 def test_rerun_replaces_reports_atomically(tmp_path, monkeypatch):
     out = tmp_path / "out"
-    score = {"schema": "autograder.score/v1", "assignment": "rnn_prehistory", "submission": "x", "earned": 1.0,
-             "possible": 2.0, "duration_s": 0.1, "topics": [], "signals": {}}
-    reports.write_all(out, score, {})
+    result = GradeResult("rnn_prehistory", "x", seed=1, duration_s=0.1, topics=[])
+    reports.write_all(out, result)
     before = (out / "score.json").read_text()
 
     def crash(*args, **kwargs):
@@ -95,7 +94,7 @@ def test_rerun_replaces_reports_atomically(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "replace", crash)
     with pytest.raises(OSError):
-        reports.write_all(out, dict(score, earned=2.0), {})
+        reports.write_all(out, GradeResult("rnn_prehistory", "y", seed=2, duration_s=0.2, topics=[]))
     assert (out / "score.json").read_text() == before
     assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "results.json", "score.json", "score.md"]
 
@@ -110,7 +109,8 @@ def test_batch_grades_a_class(tmp_path):
     rows = (tmp_path / "out" / "class.csv").read_text().splitlines()
     assert rows[0].startswith("submission,earned,possible,status")
     by_name = {r.split(",")[0]: r.split(",") for r in rows[1:]}
-    assert by_name["alice"][1] == "20.0" and by_name["bob"][1] == "0.0" and by_name["carol"][1] == "0.0"
+    full = UNIT.rubric.topic("bptt").points
+    assert float(by_name["alice"][1]) == full and by_name["bob"][1] == "0.0" and by_name["carol"][1] == "0.0"
     proc = run_grader("batch", root, "--out", tmp_path / "out2", "--shard", "2/2", "--topic", "bptt")
     assert (tmp_path / "out2" / "class.shard2of2.csv").read_text().count("\n") == 2   # header + bob
 

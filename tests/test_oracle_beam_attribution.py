@@ -28,7 +28,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.models.language_models import BigramLM, dyadic_ngram_lm, random_ngram_lm, random_positional_lm
+from autograder.units.rnn_prehistory.helpers.language_models import BigramLM, dyadic_ngram_lm, random_ngram_lm, random_positional_lm
 from helpers import SOLUTIONS
 
 sys.path.insert(0, str(SOLUTIONS))

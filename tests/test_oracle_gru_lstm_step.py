@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 import torch  # the oracle (a dev dependency, see pyproject.toml)
 
-from autograder import paths
+from helpers import HIDDEN_TESTS, SOLUTIONS
 
 SEEDS = range(200)
 TOL = 1e-12
@@ -36,17 +36,17 @@ TOL = 1e-12
 
 @pytest.fixture(scope="module")
 def gl():
-    sys.path.insert(0, str(paths.SOLUTIONS))
+    sys.path.insert(0, str(SOLUTIONS))
     try:
         return importlib.import_module("gru_lstm")
     finally:
-        sys.path.remove(str(paths.SOLUTIONS))
+        sys.path.remove(str(SOLUTIONS))
 
 
 @pytest.fixture(scope="module")
 def hidden():
     spec = importlib.util.spec_from_file_location("hidden_test_gru_lstm_step",
-                                                  paths.HIDDEN_TESTS / "test_gru_lstm_step.py")
+                                                  HIDDEN_TESTS / "test_gru_lstm_step.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

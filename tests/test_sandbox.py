@@ -11,7 +11,7 @@ import os
 import socket
 import time
 
-from helpers import STUBS, grade, make_submission, results_by_id
+from helpers import HIDDEN_TESTS, STUBS, UNIT, grade, make_submission, results_by_id
 
 AS_ROOT = os.geteuid() == 0
 
@@ -23,6 +23,10 @@ CALLS_RNN_FORWARD = {
     "hidden::test_rnn_backward_truncated_k_ge_T_equals_full", "hidden::test_no_input_mutation",
 }
 CALLS_REL_ERROR = {"public::test_rel_error_formula", "hidden::test_rel_error_matches_formula"}
+
+
+def points_of(test_ids) -> float:
+    return sum(t.points for t in UNIT.rubric.topic("bptt").tests if t.id in test_ids)
 
 
 def bptt_topic(score):
@@ -55,7 +59,7 @@ def test_os_exit_in_a_function_costs_only_that_test(tmp_path):
     for i in failed:
         assert tests[i]["outcome"] == "error"
         assert "exited with status 0" in tests[i]["message"] and "os._exit" in tests[i]["message"]
-    assert bptt_topic(score)["earned"] == 20 - 1 - 0.5
+    assert bptt_topic(score)["earned"] == bptt_topic(score)["possible"] - points_of(CALLS_REL_ERROR)
 
 
 def test_student_cannot_forge_the_score(tmp_path):
@@ -123,7 +127,7 @@ def rel_error(a, b):
 
 
 def test_student_code_cannot_see_the_graders_secrets(tmp_path):
-    hidden_suite = STUBS.parents[1] / "autograder" / "hidden" / "test_bptt.py"
+    hidden_suite = HIDDEN_TESTS / "test_bptt.py"
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
@@ -183,7 +187,7 @@ def test_partial_submission_is_graded_not_marked_unimplemented(tmp_path):
     (sub / "bptt.py").write_text((sub / "bptt.py").read_text().split("def rel_error")[0] + solved[start:])
     proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
     topic = bptt_topic(score)
-    assert topic["status"] == "graded" and topic["earned"] == 1.5
+    assert topic["status"] == "graded" and topic["earned"] == points_of(CALLS_REL_ERROR)
     assert "still raising NotImplementedError" in proc.stdout
 
 

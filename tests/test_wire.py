@@ -6,8 +6,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from autograder import models, wire
-from autograder.models.functions import CubicForm
+from autograder.isolation import registry as models
+from autograder.isolation import wire
+from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 
 
 def roundtrip(value, **kw):

@@ -2,11 +2,12 @@
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
 """Beam search with length normalisation, and the search-vs-model error attribution.
 
-Seed 000, stage five, sections 3 and 4: a decoder cannot enumerate the exponentially
-many outputs, so it keeps the B best partial outputs (the beam) at every step; B = 1 is
-greedy decoding. When the decoder's output y_hat is worse than a reference y*, one
-computable test decides who is to blame (the attribution table, oral-exam question 9:
-locate the responsible layer with a measurable criterion, then pick the fix):
+The course notes (前沿专题·序列建模前史), stage five, sections 3 and 4: a decoder cannot
+enumerate the exponentially many outputs, so it keeps the B best partial outputs (the
+beam) at every step; B = 1 is greedy decoding. When the decoder's output y_hat is worse
+than a reference y*, one computable test decides who is to blame (the attribution table,
+oral-exam question 9: locate the responsible layer with a measurable criterion, then
+pick the fix):
 
     score(y*) >  score(y_hat)   ->  "search": a better output exists and the beam missed it
                                     (fix: a wider beam)
@@ -23,14 +24,9 @@ import numpy as np
 
 
 def sequence_score(log_prob_fn, tokens, bos, alpha=0.0):
-    """
-    The beam's objective: the length-normalised log-probability of a token sequence.
+    """The beam's objective: the length-normalised log-probability of a token sequence.
 
         score(y) = (1 / T**alpha) * sum_{t=1..T} log p(y_t | bos, y_1, ..., y_{t-1}),  T = len(y)
-
-    alpha = 0 is the plain log-probability, which favours short outputs (every term is
-    negative); alpha in [0.5, 1] softens that bias (seed 000, stage five, section 3).
-    An empty sequence scores 0.0.
 
     Inputs:
     - log_prob_fn: language model, log_prob_fn(prefix) -> (V,) log-probabilities
@@ -41,6 +37,10 @@ def sequence_score(log_prob_fn, tokens, bos, alpha=0.0):
     Returns:
     - score: float
 
+    alpha = 0 is the plain log-probability, which favours short outputs (every term is
+    negative); alpha in [0.5, 1] softens that bias (course notes, stage five, section 3).
+    An empty sequence scores 0.0.
+
     Serves oral-exam question 9 (the attribution compares two such scores).
     """
     # TODO: sum log p(y_t | bos, y_<t) over t, querying log_prob_fn((bos,) + y_<t); divide by T**alpha.
@@ -48,8 +48,7 @@ def sequence_score(log_prob_fn, tokens, bos, alpha=0.0):
 
 
 def beam_search(log_prob_fn, bos, eos, beam_width, max_len, alpha=0.0):
-    """
-    Shrinking-budget beam search (as in CS224n's NMT decoder).
+    """Shrinking-budget beam search (as in CS224n's NMT decoder).
 
         live = [((), 0.0)]; finished = []
         repeat at most max_len times:
@@ -62,13 +61,6 @@ def beam_search(log_prob_fn, bos, eos, beam_width, max_len, alpha=0.0):
         finished += live        # still live after max_len steps: they count as finished
         return [(tokens, sequence_score(tokens, alpha)) for each finished], best score first
 
-    Pruning uses the raw cumulative log-probability (the candidates of one step all have
-    the same length, so alpha could not change their order anyway); alpha matters in the
-    final ranking, where lengths differ. Every finished hypothesis takes one slot of the
-    beam away, so at most beam_width sequences come back. beam_width = 1 is greedy
-    decoding; max_len = 0 returns [((), 0.0)]. Accumulate cum left to right as written
-    (cum + log p): equal scores must come out exactly equal for the tie rule to apply.
-
     Inputs:
     - log_prob_fn: language model, log_prob_fn(prefix) -> (V,) log-probabilities
     - bos, eos: start and end symbols (ints); eos is in the vocabulary, bos need not be
@@ -80,22 +72,28 @@ def beam_search(log_prob_fn, bos, eos, beam_width, max_len, alpha=0.0):
     - results: list of (tokens, score), tokens a tuple of ints without bos, sorted by
       score descending (ties: lexicographically smaller tokens first); len <= beam_width
 
+    Pruning uses the raw cumulative log-probability (the candidates of one step all have
+    the same length, so alpha could not change their order anyway); alpha matters in the
+    final ranking, where lengths differ. Every finished hypothesis takes one slot of the
+    beam away, so at most beam_width sequences come back. beam_width = 1 is greedy
+    decoding; max_len = 0 returns [((), 0.0)]. Accumulate cum left to right as written
+    (cum + log p): equal scores must come out exactly equal for the tie rule to apply.
+
     Serves oral-exam question 9 (a wider beam is the fix for a "search" error).
     """
+    results = None
     # TODO: implement the pseudo-code above: expand live x vocabulary, keep the budget best, move eos-ended ones to finished.
     raise NotImplementedError("beam_search: fill in the TODO above")
+    return results
 
 
 def attribute_error(log_prob_fn, reference, hypothesis, bos, alpha=0.0):
-    """
-    Blame a decoding error on the search or on the model (seed 000's attribution table).
+    """Blame a decoding error on the search or on the model (attribution table of the course notes).
 
         "search"  if score(reference) >  score(hypothesis)
         "model"   if score(reference) <= score(hypothesis)
 
-    with score = sequence_score(..., alpha), the beam's own objective. The inequality is
-    strict: when the model scores both equally, a wider beam could not have preferred the
-    reference, so the model is to blame.
+    with score = sequence_score(..., alpha), the beam's own objective.
 
     Inputs:
     - log_prob_fn: language model, log_prob_fn(prefix) -> (V,) log-probabilities
@@ -106,6 +104,9 @@ def attribute_error(log_prob_fn, reference, hypothesis, bos, alpha=0.0):
 
     Returns:
     - "search" or "model"
+
+    The inequality is strict: when the model scores both equally, a wider beam could not
+    have preferred the reference, so the model is to blame.
 
     Serves oral-exam question 9.
     """

@@ -2,7 +2,8 @@
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
 """The minimal forget-gate circuit: why a gate keeps the gradient alive.
 
-Seed 000 (stage three, section 4) strips the LSTM down to one line,
+The course notes (前沿专题·序列建模前史), stage three, section 4, strip the LSTM down
+to one line,
 
     c_l = f_l * c_{l-1} + g_l              (* is the element-wise product)
 
@@ -12,11 +13,11 @@ whose Jacobian diag(tanh') Wh^T multiplies the gradient by Wh at every step, the
 along the cell path is scaled by the gate values alone. Gates near 1 pass it on unchanged
 over any distance ("all-remember"); gates near 0 cut it at once ("all-forget").
 
-Every function here serves oral-exam question 5 of seed 000: derive dc_l/dc_{l-1} = f_l;
-what is the Jacobian in the two extremes; which symbol makes the difference with a plain
-RNN.
+Every function here serves oral-exam question 5 of the course notes: derive
+dc_l/dc_{l-1} = f_l; what is the Jacobian in the two extremes; which symbol makes the
+difference with a plain RNN.
 
-Conventions (SPEC §2): batch-first, all arrays float64, no function modifies its inputs.
+Conventions: batch-first, all arrays float64, no function modifies its inputs.
 """
 
 import numpy as np
@@ -36,8 +37,9 @@ def forget_gate_forward(c_prev, f, g):
     - c: next cell state, of shape (N, H)
     - cache: what forget_gate_backward needs
 
-    Oral-exam question 5 (seed 000).
+    Oral-exam question 5 of the course notes.
     """
+    c, cache = None, None
     # TODO: c = f * c_prev + g; keep in cache the two values the product rule will need.
     raise NotImplementedError("forget_gate_forward: fill in the TODO above")
     return c, cache
@@ -61,8 +63,9 @@ def forget_gate_backward(dc, cache):
     - df: gradient w.r.t. f, of shape (N, H)
     - dg: gradient w.r.t. g, of shape (N, H)
 
-    Oral-exam question 5 (seed 000): note that no weight matrix appears in dc_prev.
+    Oral-exam question 5 of the course notes: note that no weight matrix appears in dc_prev.
     """
+    dc_prev, df, dg = None, None, None
     # TODO: apply the product rule to c = f * c_prev + g for each of c_prev, f and g.
     raise NotImplementedError("forget_gate_backward: fill in the TODO above")
     return dc_prev, df, dg
@@ -73,18 +76,19 @@ def forget_gate_jacobian(f):
 
         J[n] = diag(f[n])        because dc[n, i]/dc_prev[n, j] = f[n, i] if i == j else 0
 
-    Each output unit depends only on the same unit of c_prev (element-wise product), so
-    every off-diagonal entry is exactly zero.
-
     Inputs:
     - f: forget-gate values, of shape (N, H)
 
     Returns:
     - J: array of shape (N, H, H) with J[n] = diag(f[n])
 
-    Oral-exam question 5 (seed 000): f ~ 1 gives J ~ I (all-remember), f ~ 0 gives J ~ 0
-    (all-forget).
+    Each output unit depends only on the same unit of c_prev (element-wise product), so
+    every off-diagonal entry is exactly zero.
+
+    Oral-exam question 5 of the course notes: f ~ 1 gives J ~ I (all-remember), f ~ 0
+    gives J ~ 0 (all-forget).
     """
+    J = None
     # TODO: build J of shape (N, H, H) with f[n] on the diagonal of J[n] and zeros elsewhere.
     raise NotImplementedError("forget_gate_jacobian: fill in the TODO above")
     return J
@@ -93,18 +97,8 @@ def forget_gate_jacobian(f):
 def cell_gradient_norms(fs):
     """How much gradient survives k steps back along the cell path, for k = 1..T.
 
-    For a chain c_t = f_t * c_{t-1} + g_t, t = 1..T, the Jacobian over the last k steps is
-    a product of diagonal matrices,
-
-        dc_T/dc_{T-k} = diag(f_T) diag(f_{T-1}) ... diag(f_{T-k+1}),
-
-    and the spectral norm of a diagonal matrix is its largest |entry|. So
-
+        dc_T/dc_{T-k} = diag(f_T) diag(f_{T-1}) ... diag(f_{T-k+1})
         norms[k-1] = max_n || dc_T/dc_{T-k} ||_2 = max_n max_i | prod_{t=T-k+1..T} f_t[n, i] |
-
-    (fs[t-1] holds f_t: the last k gates are fs[T-k:]). With every gate ~ 1 the norms stay
-    ~ 1 for any T; with every gate ~ 0 they vanish at k = 1 - the "all-remember" and
-    "all-forget" rows of seed 000's table.
 
     Inputs:
     - fs: gate values of shape (T, N, H); fs[t-1] is f_t for N chains of H units
@@ -112,8 +106,15 @@ def cell_gradient_norms(fs):
     Returns:
     - norms: array of shape (T,), norms[k-1] for k = 1..T
 
-    Oral-exam question 5 (seed 000).
+    For a chain c_t = f_t * c_{t-1} + g_t, t = 1..T, the Jacobian over the last k steps is
+    the product of diagonal matrices above, and the spectral norm of a diagonal matrix is
+    its largest |entry|: hence the second line. fs[t-1] holds f_t: the last k gates are
+    fs[T-k:]. With every gate ~ 1 the norms stay ~ 1 for any T; with every gate ~ 0 they
+    vanish at k = 1 - the "all-remember" and "all-forget" rows of the course notes' table.
+
+    Oral-exam question 5 of the course notes.
     """
+    norms = None
     # TODO: multiply the gates from the last step backwards; after k of them record the
     # largest |product| over the batch and the units (the spectral norm of a diagonal matrix).
     raise NotImplementedError("cell_gradient_norms: fill in the TODO above")

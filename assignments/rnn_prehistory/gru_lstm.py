@@ -2,9 +2,10 @@
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
 """Gated cells: one GRU step, one LSTM step, and an LSTM over a whole sequence.
 
-Seed 000 (stage four) puts the two cells side by side. Both update their state by a gated
-*addition*, so dc_t/dc_{t-1} is a diagonal matrix of gate values (see gate_derivative.py),
-not a power of a weight matrix. They differ in how the gates are tied:
+The course notes (前沿专题·序列建模前史), stage four, put the two cells side by side.
+Both update their state by a gated *addition*, so dc_t/dc_{t-1} is a diagonal matrix of
+gate values (see gate_derivative.py), not a power of a weight matrix. They differ in how
+the gates are tied:
 
 - GRU: one update gate u decides both how much new content is written and how much old
   state is kept, through u and (1 - u): remembering and forgetting are complementary.
@@ -13,11 +14,11 @@ not a power of a weight matrix. They differ in how the gates are tied:
   o and a final tanh decide what the cell exposes, because the cell itself is not squashed
   and may grow linearly over time (to count, to time).
 
-All functions serve oral-exam question 6 of seed 000: what do the complementary (1 - u) of
-the GRU and the decoupled f, i of the LSTM each buy, and why is there a tanh on the LSTM's
-output?
+All functions serve oral-exam question 6 of the course notes: what do the complementary
+(1 - u) of the GRU and the decoupled f, i of the LSTM each buy, and why is there a tanh on
+the LSTM's output?
 
-Conventions (SPEC §2): batch-first, row vectors, weights multiply on the right
+Conventions: batch-first, row vectors, weights multiply on the right
 (x @ Wx, h @ Wh); several gates share one weight matrix whose columns are split into
 blocks of H; all arrays float64; no function modifies its inputs. A cache is whatever
 the backward pass needs.
@@ -37,7 +38,7 @@ def sigmoid(x):
 
 
 def gru_step_forward(x, prev_h, Wx, Wh, b):
-    """Forward pass of one GRU step, in the seeds' convention.
+    """Forward pass of one GRU step, in this course's convention.
 
     The columns of Wx, Wh and b are three blocks of H, in the order update u, relevance r,
     candidate c (Wx_u = Wx[:, :H], Wx_r = Wx[:, H:2H], Wx_c = Wx[:, 2H:], same for Wh, b):
@@ -47,8 +48,19 @@ def gru_step_forward(x, prev_h, Wx, Wh, b):
         c~     = tanh(x Wx_c + (r * prev_h) Wh_c + b_c)       candidate state
         next_h = u * c~ + (1 - u) * prev_h
 
-    Conventions differ between sources; this exercise follows the seeds (seed 000's table,
-    seed 004 §3.1, Stanford CS230 / Coursera):
+    Inputs:
+    - x: input data, of shape (N, D)
+    - prev_h: previous hidden state, of shape (N, H)
+    - Wx: input-to-hidden weights, of shape (D, 3H)
+    - Wh: hidden-to-hidden weights, of shape (H, 3H)
+    - b: biases, of shape (3H,)
+
+    Returns a tuple of:
+    - next_h: next hidden state, of shape (N, H)
+    - cache: what gru_step_backward needs
+
+    Conventions differ between sources; this exercise follows this course's convention
+    (the course notes' table, Stanford CS230 / Coursera):
     - u weights the NEW candidate. Cho et al. (2014), d2l ("Dive into Deep Learning") and
       PyTorch weight the OLD state with their update gate z:
       h' = z * h + (1 - z) * c~, i.e. z = 1 - u. Both describe the same family of cells
@@ -62,19 +74,10 @@ def gru_step_forward(x, prev_h, Wx, Wh, b):
       vectors (weight_ih = Wx.T) and has two biases; here the order is u, r, c and there
       is one bias b.
 
-    Inputs:
-    - x: input data, of shape (N, D)
-    - prev_h: previous hidden state, of shape (N, H)
-    - Wx: input-to-hidden weights, of shape (D, 3H)
-    - Wh: hidden-to-hidden weights, of shape (H, 3H)
-    - b: biases, of shape (3H,)
-
-    Returns a tuple of:
-    - next_h: next hidden state, of shape (N, H)
-    - cache: what gru_step_backward needs
-
-    Oral-exam question 6 (seed 000): u and (1 - u) tie writing and forgetting together.
+    Oral-exam question 6 of the course notes: u and (1 - u) tie writing and forgetting
+    together.
     """
+    next_h, cache = None, None
     # TODO: compute u, r (sigmoid) and the candidate c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c),
     # then next_h = u * c~ + (1 - u) * prev_h; keep what the backward pass needs in cache.
     raise NotImplementedError("gru_step_forward: fill in the TODO above")
@@ -106,9 +109,10 @@ def gru_step_backward(dnext_h, cache):
     - dWh: gradient w.r.t. Wh, of shape (H, 3H)
     - db: gradient w.r.t. b, of shape (3H,)
 
-    Oral-exam question 6 (seed 000): prev_h reaches next_h by four paths (the (1 - u)
-    shortcut, through r * prev_h, through u and through r); dprev_h sums all four.
+    Oral-exam question 6 of the course notes: prev_h reaches next_h by four paths (the
+    (1 - u) shortcut, through r * prev_h, through u and through r); dprev_h sums all four.
     """
+    dx, dprev_h, dWx, dWh, db = None, None, None, None, None
     # TODO: backpropagate through next_h = u * c~ + (1 - u) * prev_h, the tanh and the two
     # sigmoids; prev_h is used four times, so dprev_h sums four contributions.
     raise NotImplementedError("gru_step_backward: fill in the TODO above")
@@ -118,19 +122,13 @@ def gru_step_backward(dnext_h, cache):
 def lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b):
     """Forward pass of one LSTM step (the standard form of Hochreiter & Schmidhuber / Gers).
 
-    The columns of Wx, Wh and b are four blocks of H in the order i, f, o, g (CS231n and
-    seed 002; PyTorch's nn.LSTM orders them i, f, g, o):
+    The columns of Wx, Wh and b are four blocks of H in the order i, f, o, g:
 
         a      = x Wx + prev_h Wh + b                      shape (N, 4H)
         i, f, o = sigmoid(a_i), sigmoid(a_f), sigmoid(a_o)  input, forget, output gates
         g      = tanh(a_g)                                  candidate content
         next_c = f * prev_c + i * g
         next_h = o * tanh(next_c)
-
-    This is the standard cell, not the CS230-cheatsheet variant with a relevance gate in
-    the candidate (see the errata box of seed 000). PyTorch also stores its weights as
-    (4H, D) for column vectors (weight_ih = Wx.T with the blocks reordered) and adds two
-    biases (bias_ih + bias_hh) where this exercise has one.
 
     Inputs:
     - x: input data, of shape (N, D)
@@ -145,9 +143,16 @@ def lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b):
     - next_c: next cell state, of shape (N, H)
     - cache: what lstm_step_backward needs
 
-    Oral-exam question 6 (seed 000): f and i are independent gates; the tanh squashes only
-    what the cell exposes.
+    The block order i, f, o, g is CS231n's (and this course's); PyTorch's nn.LSTM orders
+    them i, f, g, o. This is the standard cell, not the CS230-cheatsheet variant with a
+    relevance gate in the candidate (see the errata box of the course notes). PyTorch also
+    stores its weights as (4H, D) for column vectors (weight_ih = Wx.T with the blocks
+    reordered) and adds two biases (bias_ih + bias_hh) where this exercise has one.
+
+    Oral-exam question 6 of the course notes: f and i are independent gates; the tanh
+    squashes only what the cell exposes.
     """
+    next_h, next_c, cache = None, None, None
     # TODO: a = x Wx + prev_h Wh + b, split into the blocks i, f, o, g (in this order),
     # then next_c = f * prev_c + i * g and next_h = o * tanh(next_c).
     raise NotImplementedError("lstm_step_forward: fill in the TODO above")
@@ -180,8 +185,9 @@ def lstm_step_backward(dnext_h, dnext_c, cache):
     - dWh: gradient w.r.t. Wh, of shape (H, 4H)
     - db: gradient w.r.t. b, of shape (4H,)
 
-    Oral-exam question 6 (seed 000).
+    Oral-exam question 6 of the course notes.
     """
+    dx, dprev_h, dprev_c, dWx, dWh, db = None, None, None, None, None, None
     # TODO: add the two gradients that reach next_c, backpropagate through the four
     # gates (blocks i, f, o, g) and the shared affine map a = x Wx + prev_h Wh + b.
     raise NotImplementedError("lstm_step_backward: fill in the TODO above")
@@ -204,8 +210,9 @@ def lstm_forward(x, h0, Wx, Wh, b):
     - h: hidden states h_1..h_T, of shape (N, T, H) (h0 excluded; the cells are not returned)
     - cache: what lstm_backward needs
 
-    Oral-exam question 6 (seed 000).
+    Oral-exam question 6 of the course notes.
     """
+    h, cache = None, None
     # TODO: loop over time with lstm_step_forward, starting from h0 and c0 = 0; keep
     # every step's cache.
     raise NotImplementedError("lstm_forward: fill in the TODO above")
@@ -214,11 +221,6 @@ def lstm_forward(x, h0, Wx, Wh, b):
 
 def lstm_backward(dh, cache):
     """Backward pass of an LSTM over a whole sequence (full BPTT).
-
-    dh[:, t] is the gradient of the loss w.r.t. h_t coming from above (e.g. from the
-    output layer at step t). Walking back from t = T, step t receives dh[:, t] plus the
-    gradient flowing back from step t+1 into h_t, and the cell gradient from step t+1
-    (zero at t = T: nothing uses c_T). The shared weights accumulate over all steps.
 
     Inputs:
     - dh: upstream gradients of all hidden states, of shape (N, T, H)
@@ -231,8 +233,14 @@ def lstm_backward(dh, cache):
     - dWh: gradient w.r.t. Wh, of shape (H, 4H)
     - db: gradient w.r.t. b, of shape (4H,)
 
-    Oral-exam question 6 (seed 000).
+    dh[:, t] is the gradient of the loss w.r.t. h_t coming from above (e.g. from the
+    output layer at step t). Walking back from t = T, step t receives dh[:, t] plus the
+    gradient flowing back from step t+1 into h_t, and the cell gradient from step t+1
+    (zero at t = T: nothing uses c_T). The shared weights accumulate over all steps.
+
+    Oral-exam question 6 of the course notes.
     """
+    dx, dh0, dWx, dWh, db = None, None, None, None, None
     # TODO: walk back over time with lstm_step_backward, carrying dprev_h and dprev_c from
     # step to step and summing the weight gradients.
     raise NotImplementedError("lstm_backward: fill in the TODO above")

@@ -1,9 +1,10 @@
 """Additive (Bahdanau) attention: the patch for seq2seq's fixed-vector bottleneck.
 
-Seed 000, stage five, section 6: instead of squeezing the whole source sentence into one
-vector c, the decoder takes, at every step, a fresh weighted average of all the encoder
-states. Three parts, each removing one piece of the bottleneck (oral-exam question 8):
-a score per source position, a softmax that turns scores into weights, a weighted sum.
+The course notes (前沿专题·序列建模前史), stage five, section 6: instead of squeezing the
+whole source sentence into one vector c, the decoder takes, at every step, a fresh
+weighted average of all the encoder states. Three parts, each removing one piece of the
+bottleneck (oral-exam question 8): a score per source position, a softmax that turns
+scores into weights, a weighted sum.
 Row-vector convention (batch first), so the projections multiply on the right.
 """
 
@@ -11,16 +12,11 @@ import numpy as np
 
 
 def additive_attention(s_prev, H, Wa, Ua, va, mask=None):
-    """
-    One decoder step of additive attention over Tx encoder states.
+    """One decoder step of additive attention over Tx encoder states.
 
         e[n, t]     = tanh( s_prev[n] Wa + H[n, t] Ua ) . va            (score)
         alpha[n, :] = softmax( e[n, :] ) over the real positions        (weights)
         context[n]  = sum_t alpha[n, t] H[n, t]                         (weighted sum)
-
-    The softmax subtracts the row maximum (over real positions only) before exp, so
-    scores of any size stay finite. Masked positions (padding) get exactly zero weight;
-    a row whose positions are all masked gets zero weights and a zero context (not nan).
 
     Inputs:
     - s_prev: (N, S) previous decoder states
@@ -32,8 +28,13 @@ def additive_attention(s_prev, H, Wa, Ua, va, mask=None):
     - context: (N, Dh) context vectors
     - alpha: (N, Tx) attention weights; every row sums to 1 (or is all 0 if fully masked)
 
+    The softmax subtracts the row maximum (over real positions only) before exp, so
+    scores of any size stay finite. Masked positions (padding) get exactly zero weight;
+    a row whose positions are all masked gets zero weights and a zero context (not nan).
+
     Serves oral-exam question 8 (score, softmax, weighted sum; additive vs dot-product).
     """
+    context, alpha = None, None
     # TODO: e = tanh(s_prev Wa[:, None, :] + H Ua) va; alpha = stable softmax over unmasked positions; context = sum alpha H.
     ### BEGIN SOLUTION
     N, Tx, _ = H.shape
@@ -46,5 +47,5 @@ def additive_attention(s_prev, H, Wa, Ua, va, mask=None):
     denom = w.sum(axis=1, keepdims=True)                             # >= 1 when a position is real
     alpha = np.divide(w, denom, out=np.zeros_like(w), where=denom > 0)
     context = np.einsum("nt,ntd->nd", alpha, H)
-    return context, alpha
     ### END SOLUTION
+    return context, alpha

@@ -1,9 +1,9 @@
 """BLEU: clipped n-gram precision with a brevity penalty (Papineni et al., 2002).
 
-Seed 000, stage five, section 5 places BLEU next to perplexity: perplexity scores the
-model's probabilities, BLEU scores how much of a generated text's surface n-grams a
-reference contains (it cannot see paraphrases). The seed writes
-BLEU = exp((1/n) sum_k p_k), which is wrong twice (SPEC errata 2): the average is over
+The course notes (前沿专题·序列建模前史), stage five, section 5, place BLEU next to
+perplexity: perplexity scores the model's probabilities, BLEU scores how much of a
+generated text's surface n-grams a reference contains (it cannot see paraphrases). The
+course notes write BLEU = exp((1/n) sum_k p_k), which is wrong twice: the average is over
 the *logs* of the precisions (a geometric mean), and the brevity penalty multiplies it:
 
     BLEU = BP * exp( (1/N) * sum_{n=1..N} log p_n )
@@ -30,8 +30,7 @@ from collections import Counter
 
 
 def ngram_counts(tokens, n):
-    """
-    Count the n-grams of a token list.
+    """Count the n-grams of a token list.
 
         counts[(w_i, ..., w_{i+n-1})] = number of positions i where that n-gram starts
 
@@ -51,15 +50,9 @@ def ngram_counts(tokens, n):
 
 
 def modified_precision(hypothesis, references, n):
-    """
-    Clipped n-gram matches of one hypothesis against its references.
+    """Clipped n-gram matches of one hypothesis against its references.
 
         clipped = sum_g min( count_hyp(g), max_r count_r(g) )      total = sum_g count_hyp(g)
-
-    Each hypothesis n-gram g counts at most as often as it appears in any *single*
-    reference (the maximum over references, not the sum): "the the the" against
-    "the cat" has 1 clipped unigram match out of 3, not 3 -- repeating a correct word
-    earns nothing.
 
     Inputs:
     - hypothesis: list of strings
@@ -68,6 +61,11 @@ def modified_precision(hypothesis, references, n):
 
     Returns:
     - (clipped_matches, total): two ints; p_n = clipped_matches / total
+
+    Each hypothesis n-gram g counts at most as often as it appears in any *single*
+    reference (the maximum over references, not the sum): "the the the" against
+    "the cat" has 1 clipped unigram match out of 3, not 3 -- repeating a correct word
+    earns nothing.
     """
     # TODO: clip each hypothesis n-gram count by its maximum count in any single reference; return (clipped, total).
     ### BEGIN SOLUTION
@@ -82,8 +80,7 @@ def modified_precision(hypothesis, references, n):
 
 
 def brevity_penalty(hyp_len, ref_len):
-    """
-    The brevity penalty: precision alone rewards saying little, so short output pays.
+    """The brevity penalty: precision alone rewards saying little, so short output pays.
 
         BP = 1                          if c >= r
              exp(1 - r / c)             if 0 < c < r
@@ -109,13 +106,22 @@ def brevity_penalty(hyp_len, ref_len):
 
 
 def corpus_bleu(hypotheses, references, max_order=4, smooth="none"):
-    """
-    Corpus BLEU (sacrebleu 2.x definitions; tokenize="none", effective_order=False).
+    """Corpus BLEU (sacrebleu 2.x definitions; tokenize="none", effective_order=False).
 
         m_n, t_n = sum over sentences of modified_precision(hyp_i, references[i], n)
         c = sum_i len(hyp_i);   r = sum_i (the reference length closest to len(hyp_i);
                                           ties: the shorter one)
         BLEU = brevity_penalty(c, r) * exp( (1/N) * sum_{n=1..N} log p_n ),  N = max_order
+
+    Inputs:
+    - hypotheses: list of M hypotheses, each a list of strings
+    - references: list of M lists; references[i] = the references of hypothesis i
+      (at least one each; the count may differ between hypotheses)
+    - max_order: N, the largest n-gram order
+    - smooth: "none" | "floor" | "add-k" | "exp"
+
+    Returns:
+    - bleu: float in [0, 1] (sacrebleu's score / 100)
 
     Statistics are pooled over the corpus before dividing (not an average of sentence
     scores). p_n = m_n / t_n, except, with smooth:
@@ -128,21 +134,11 @@ def corpus_bleu(hypotheses, references, max_order=4, smooth="none"):
     for n >= 2, since it adds 1 to t_n.
 
     See the module docstring for the reference layout (per hypothesis, not sacrebleu's
-    streams) and for the seed's erroneous formula.
+    streams) and for the course notes' erroneous formula.
 
-    Inputs:
-    - hypotheses: list of M hypotheses, each a list of strings
-    - references: list of M lists; references[i] = the references of hypothesis i
-      (at least one each; the count may differ between hypotheses)
-    - max_order: N, the largest n-gram order
-    - smooth: "none" | "floor" | "add-k" | "exp"
-
-    Returns:
-    - bleu: float in [0, 1] (sacrebleu's score / 100)
-
-    Seed 000: no oral-exam question asks for BLEU itself; it is the external measure of
-    stage five, section 5 -- the low score whose cause the attribution table of question 9
-    then assigns to the search or to the model.
+    No oral-exam question of the course notes asks for BLEU itself; it is the external
+    measure of their stage five, section 5 -- the low score whose cause the attribution
+    table of question 9 then assigns to the search or to the model.
     """
     # TODO: pool clipped matches, totals and lengths over the corpus; BP * exp(mean log p_n) with the smoothing above.
     ### BEGIN SOLUTION
@@ -187,11 +183,7 @@ def corpus_bleu(hypotheses, references, max_order=4, smooth="none"):
 
 
 def sentence_bleu(hypothesis, references, max_order=4, smooth="none"):
-    """
-    BLEU of one sentence: corpus_bleu on a one-sentence corpus.
-
-    Without smoothing most sentences score 0 (one order without a match is enough);
-    use smooth="exp" or "floor" for sentence-level scores.
+    """BLEU of one sentence: corpus_bleu on a one-sentence corpus.
 
     Inputs:
     - hypothesis: list of strings
@@ -200,6 +192,9 @@ def sentence_bleu(hypothesis, references, max_order=4, smooth="none"):
 
     Returns:
     - bleu: float in [0, 1]
+
+    Without smoothing most sentences score 0 (one order without a match is enough);
+    use smooth="exp" or "floor" for sentence-level scores.
     """
     # TODO: call corpus_bleu with a corpus of one hypothesis and its reference list.
     ### BEGIN SOLUTION

@@ -3,9 +3,9 @@
     h_t = tanh(x_t Wx + h_{t-1} Wh + b)
 
 Shapes: x (N, T, D), hidden states (N, T, H), Wx (D, H), Wh (H, H), b (H,).
-Seed 000, oral-exam questions 1-3: weight sharing across time, the Jacobian chain
-dh_T/dh_1 = prod_t diag(1 - h_t^2) Wh^T, and why the shared weights' gradient is a sum
-over time steps.
+Serves oral-exam questions 1-3 of the course notes (前沿专题·序列建模前史): weight sharing
+across time, the Jacobian chain dh_T/dh_1 = prod_t diag(1 - h_t^2) Wh^T, and why the
+shared weights' gradient is a sum over time steps.
 """
 
 import numpy as np
@@ -29,6 +29,7 @@ def rnn_step_forward(x, prev_h, Wx, Wh, b):
 
     Oral-exam question 1: the same Wx, Wh, b serve every time step.
     """
+    next_h, cache = None, None
     # TODO: next_h = tanh(x Wx + prev_h Wh + b); keep the inputs and next_h in cache.
     ### BEGIN SOLUTION
     next_h = np.tanh(x @ Wx + prev_h @ Wh + b)
@@ -57,6 +58,7 @@ def rnn_step_backward(dnext_h, cache):
 
     Oral-exam question 2: dprev_h = (dnext_h * tanh') Wh^T is one factor of the chain.
     """
+    dx, dprev_h, dWx, dWh, db = None, None, None, None, None
     # TODO: da = dnext_h * (1 - next_h^2); then the five gradients of the affine map.
     ### BEGIN SOLUTION
     x, prev_h, Wx, Wh, next_h = cache
@@ -86,6 +88,7 @@ def rnn_forward(x, h0, Wx, Wh, b):
 
     Oral-exam question 1: unrolled in time the RNN is a T-layer network with tied weights.
     """
+    h, cache = None, None
     # TODO: loop over t with rnn_step_forward, collecting h[:, t] and each step's cache.
     ### BEGIN SOLUTION
     N, T, _ = x.shape
@@ -104,9 +107,7 @@ def rnn_forward(x, h0, Wx, Wh, b):
 def rnn_backward(dh, cache):
     """Full backpropagation through time.
 
-    dh[:, t] is the gradient of the loss w.r.t. h_t coming from the loss at step t only.
-    Walking back from t = T, the gradient reaching h_t is dh[:, t] plus what flows back
-    from h_{t+1}; the shared weights' gradients are sums over all steps:
+        gradient reaching h_t = dh[:, t] + (what flows back from h_{t+1}),   t = T..1
         dWh = sum_t h_{t-1}^T da_t   (and likewise dWx, db)
 
     Inputs:
@@ -118,9 +119,14 @@ def rnn_backward(dh, cache):
     - dh0: gradient w.r.t. the initial state, (N, H)
     - dWx (D, H), dWh (H, H), db (H,)
 
+    dh[:, t] is the gradient of the loss w.r.t. h_t coming from the loss at step t only;
+    walking back from t = T, what flows back from h_{t+1} is added to it. The shared
+    weights' gradients are sums over all steps.
+
     Oral-exam questions 2-3: the product of step Jacobians, and why the gradient of an
     early input can vanish while the loss's gradient w.r.t. late states is large.
     """
+    dx, dh0, dWx, dWh, db = None, None, None, None, None
     # TODO: walk t = T-1..0: add the gradient from the future to dh[:, t], call
     # rnn_step_backward, accumulate dWx, dWh, db over steps; what reaches h0 is dh0.
     ### BEGIN SOLUTION
@@ -132,20 +138,21 @@ def rnn_backward(dh, cache):
 def rnn_backward_truncated(dh, cache, k):
     """Truncated BPTT with chunks [0, k), [k, 2k), ... of the time axis.
 
+    Inputs:
+    - dh: (N, T, H); cache: from rnn_forward; k: chunk length, an int >= 1
+
+    Returns a tuple (dx, dh0, dWx, dWh, db) with the shapes of rnn_backward.
+
     The forward pass carried the hidden state across chunk boundaries, but no gradient
     crosses them (like `h = h.detach()` at t = k, 2k, ... in PyTorch). Each chunk is
     back-propagated on its own with the same cached forward values; weight gradients
     of all chunks are summed. h0 starts the first chunk, so dh0 only collects the
     gradient of the first chunk's losses. With k >= T this equals rnn_backward.
 
-    Inputs:
-    - dh: (N, T, H); cache: from rnn_forward; k: chunk length, an int >= 1
-
-    Returns a tuple (dx, dh0, dWx, dWh, db) with the shapes of rnn_backward.
-
     Oral-exam question 3: what truncation throws away is exactly the long-range part
     of the gradient.
     """
+    dx, dh0, dWx, dWh, db = None, None, None, None, None
     # TODO: for each chunk start s = 0, k, 2k, ...: back-propagate dh over [s, s+k) only,
     # dropping the gradient that would flow into h_{s-1}; sum the weight gradients.
     ### BEGIN SOLUTION
@@ -196,6 +203,7 @@ def numerical_gradient(f, x, h=1e-6):
 
     Oral-exam question 3 (and the lab's level 3): the gradient check that validates BPTT.
     """
+    grad = None
     # TODO: for each index i of x: evaluate f at x[i] + h and x[i] - h, restore x[i].
     ### BEGIN SOLUTION
     grad = np.zeros_like(x, dtype=float)

@@ -18,15 +18,15 @@ checks measure):
   ||(Wh^T)^100|| >= 1.5^100 = 4e17 at rho = 1.5. A tanh RNN at rho = 1.5 does NOT
   reliably explode: its states grow until tanh saturates and the activation factor
   holds the chain down (measured over 2000 seeds: median 2.4, from 1e-32 up to 1e6, never
-  near the linear chain). The course notes (seed 000, injection 1) claim a tanh RNN at
-  rho = 1.5 explodes; they are wrong;
+  near the linear chain). The course notes (前沿专题·序列建模前史, injection 1) claim a
+  tanh RNN at rho = 1.5 explodes; they are wrong;
 - rho = 1: the tanh chain still decays (median 0.34) while the linear chain does not
   (median 1.8, never below 1): saturation pushes the product down on its own;
 - gradient clipping rescales the whole gradient to norm tau when it is larger: the
   direction is kept, only the size is capped, so training with exploding gradients
   survives; clipping only ever scales down, so it cannot bring back a vanished gradient.
 
-Seed 000, oral-exam questions 2-4.
+Serves oral-exam questions 2-4 of the course notes.
 """
 
 import statistics
@@ -35,7 +35,7 @@ import numpy as np
 
 import bptt
 
-# The lab's settings (SPEC §4).
+# The lab's settings.
 N_FACTORS = 500            # level 1: factors per product
 D_STATE, T_STEPS = 16, 100  # level 2: hidden size d and sequence length T
 RHOS = (0.5, 1.0, 1.5)     # level 2: spectral radii
@@ -70,17 +70,17 @@ def log_abs_cumprod(factors):
 
         out[t] = log|factors[0] * factors[1] * ... * factors[t]| = sum_{s<=t} log|factors[s]|
 
-    Computed as a running sum of logs: the product itself underflows to 0 (or overflows
-    to inf) long before its logarithm is out of range, e.g. 0.1**500 == 0.0 in float64,
-    so np.log(np.cumprod(...)) returns -inf where the true value is -1151.3.
-    A zero factor makes the product 0 from there on: out is -inf from that index on,
-    without a RuntimeWarning.
-
     Inputs:
     - factors: shape (T,), real numbers (any sign)
 
     Returns:
     - out: shape (T,), float64
+
+    Computed as a running sum of logs: the product itself underflows to 0 (or overflows
+    to inf) long before its logarithm is out of range, e.g. 0.1**500 == 0.0 in float64,
+    so np.log(np.cumprod(...)) returns -inf where the true value is -1151.3.
+    A zero factor makes the product 0 from there on: out is -inf from that index on,
+    without a RuntimeWarning.
 
     Oral-exam question 2: a product of T factors keeps a reasonable size only when every
     factor is close to 1 (log|product| is a random walk with drift T * E[log|factor|]).
@@ -97,16 +97,16 @@ def scale_spectral_radius(W, rho):
 
         W_rho = W * rho / max_i |lambda_i(W)|
 
-    The spectral radius is the largest *modulus* of the (possibly complex) eigenvalues:
-    not the largest singular value (that is the spectral norm, >= the radius), and not
-    the largest real part. It decides whether W^k grows or decays as k -> infinity.
-
     Inputs:
     - W: shape (H, H)
     - rho: the target spectral radius, a float > 0
 
     Returns:
     - W_rho: shape (H, H), a new array (W is not modified)
+
+    The spectral radius is the largest *modulus* of the (possibly complex) eigenvalues:
+    not the largest singular value (that is the spectral norm, >= the radius), and not
+    the largest real part. It decides whether W^k grows or decays as k -> infinity.
 
     Oral-exam question 2: rho > 1 pushes the weight factor of the chain up, rho < 1 down.
     """
@@ -119,12 +119,8 @@ def scale_spectral_radius(W, rho):
 def jacobian_chain_norms(Wh, hs, activation="tanh"):
     """Spectral norms of the BPTT Jacobian chain, k = 1..T steps back.
 
-    With h_t = act(a_t), a_t = h_{t-1} Wh + (input terms), the one-step Jacobian is
         J_t = dh_t/dh_{t-1} = diag(act'(a_t)) Wh^T,   tanh'(a_t) = 1 - h_t**2
-    (the derivative at step t uses h_t, the state the step produced), and
         norms[k-1] = || J_T J_{T-1} ... J_{T-k+1} ||_2     (largest singular value)
-    activation="linear" means act(a) = a: the chain is the weight factor alone,
-    ||(Wh^T)^k||_2, whatever the states are.
 
     Inputs:
     - Wh: recurrent weights, shape (H, H)
@@ -133,6 +129,11 @@ def jacobian_chain_norms(Wh, hs, activation="tanh"):
 
     Returns:
     - norms: shape (T,), norms[k-1] = ||dh_T/dh_{T-k}||_2
+
+    Here h_t = act(a_t), a_t = h_{t-1} Wh + (input terms), and J_t is the one-step
+    Jacobian; the derivative at step t uses h_t, the state the step produced.
+    activation="linear" means act(a) = a: the chain is the weight factor alone,
+    ||(Wh^T)^k||_2, whatever the states are.
 
     Oral-exam question 2: each factor is an activation part (<= 1 for tanh, -> 0 when
     saturated) times a weight part (size set by the spectral radius).
@@ -164,10 +165,6 @@ def clip_grad_norm(grads, max_norm):
         total_norm = sqrt(sum_k ||grads[k]||_F^2)
         clipped[k] = grads[k] * min(1, max_norm / total_norm)
 
-    One factor for all arrays: the direction of the whole gradient is kept, only its
-    length is capped at max_norm. (Clipping each array by its own norm changes the
-    direction and lets the total exceed max_norm.) Below the threshold nothing changes.
-
     Inputs:
     - grads: dict name -> array (any shapes)
     - max_norm: float > 0
@@ -176,9 +173,14 @@ def clip_grad_norm(grads, max_norm):
     - clipped: a new dict with the same keys and shapes (grads is not modified)
     - total_norm: the global norm before clipping, a float
 
+    One factor for all arrays: the direction of the whole gradient is kept, only its
+    length is capped at max_norm. (Clipping each array by its own norm changes the
+    direction and lets the total exceed max_norm.) Below the threshold nothing changes.
+
     Oral-exam question 4: clipping tames explosion because the direction still carries
     information; it cannot fix vanishing, because it only ever scales down.
     """
+    clipped, total_norm = None, None
     # TODO: total_norm over all arrays; if it exceeds max_norm scale every array by
     # max_norm / total_norm; return copies in a new dict.
     ### BEGIN SOLUTION
@@ -224,11 +226,6 @@ def linear_rnn_loss_and_grads(params, x, y):
 def product_stability(rng):
     """Level 1: the stability of a product of 500 random factors.
 
-    Draw 500 factors from U(0.8, 1.2) ("near one"), then 500 from U(0, 0.8) ("below
-    one"), then 500 from U(1.0, 1.2) ("above one"), and take log_abs_cumprod of each.
-    Expected: near one drifts slowly (final value about -3.4 +- 2.6), below one falls
-    linearly in log (about -611), above one rises linearly (about +47).
-
         near_one_product_stays_bounded = (max_t |near[t]| < 20 and below[-1] < -100
                                           and above[-1] > 20, all finite)
 
@@ -239,8 +236,15 @@ def product_stability(rng):
     above_one_log_final (each log_abs_cumprod(...)[-1]) and the bool
     near_one_product_stays_bounded.
 
+    Draw 500 factors from U(0.8, 1.2) ("near one"), then 500 from U(0, 0.8) ("below
+    one"), then 500 from U(1.0, 1.2) ("above one"), and take log_abs_cumprod of each
+    (near, below, above). Expected: near one drifts slowly (final value about
+    -3.4 +- 2.6), below one falls linearly in log (about -611), above one rises linearly
+    (about +47).
+
     Oral-exam question 2.
     """
+    out = None
     # TODO: three draws of N_FACTORS factors, log_abs_cumprod of each, the criterion above.
     ### BEGIN SOLUTION
     near = log_abs_cumprod(rng.uniform(0.8, 1.2, size=N_FACTORS))
@@ -251,28 +255,17 @@ def product_stability(rng):
            "above_one_log_final": float(above[-1])}
     out["near_one_product_stays_bounded"] = bool(
         finite and np.max(np.abs(near)) < 20 and below[-1] < -100 and above[-1] > 20)
-    return out
     ### END SOLUTION
+    return out
 
 
 def spectral_sweep(rng):
     """Level 2: the norm of dh_T/dh_0 for spectral radii 0.5, 1.0, 1.5, tanh and linear.
 
-    d = 16, T = 100. Draw W0 ~ N(0, 1) of shape (d, d) once; for each rho in RHOS (in
-    this order) let W = scale_spectral_radius(W0, rho) and draw initial states
-    h_0 = tanh(z), z ~ N(0, 1) of shape (d,): one state for rho = 0.5 and 1.5,
-    N_INITIAL_STATES = 8 states (one draw of shape (8, d)) for rho = 1.0. Roll out
         tanh:   h_t = tanh(h_{t-1} W)        linear: h_t = h_{t-1} W
-    for t = 1..T from each h_0, and take ||dh_T/dh_0||_2 = jacobian_chain_norms(W, hs,
-    activation)[-1]. At rho = 1.0 report the median over the 8 initial states (the
-    linear chain does not depend on the states: one call is enough).
-
         rho_below_one_gradient_decays         = rho0.5_tanh_norm < 1e-10
         rho_above_one_gradient_explodes       = rho1.5_linear_norm > 1e10
         rho_one_tanh_saturation_still_decays  = rho1.0_tanh_norm < rho1.0_linear_norm
-
-    rho1.5_tanh_norm is reported, not judged: a tanh RNN at rho = 1.5 saturates, and
-    saturation (tanh' -> 0) holds the chain down, so it does not reliably explode.
 
     Inputs:
     - rng: a numpy Generator
@@ -280,8 +273,21 @@ def spectral_sweep(rng):
     Returns a dict with the floats rho0.5_tanh_norm, rho1.0_tanh_norm,
     rho1.0_linear_norm, rho1.5_tanh_norm, rho1.5_linear_norm and the three bools above.
 
+    d = 16, T = 100. Draw W0 ~ N(0, 1) of shape (d, d) once; for each rho in RHOS (in
+    this order) let W = scale_spectral_radius(W0, rho) and draw initial states
+    h_0 = tanh(z), z ~ N(0, 1) of shape (d,): one state for rho = 0.5 and 1.5,
+    N_INITIAL_STATES = 8 states (one draw of shape (8, d)) for rho = 1.0. Roll out the
+    tanh and the linear recurrence above for t = 1..T from each h_0, and take
+    ||dh_T/dh_0||_2 = jacobian_chain_norms(W, hs, activation)[-1]. At rho = 1.0 report
+    the median over the 8 initial states (the linear chain does not depend on the
+    states: one call is enough).
+
+    rho1.5_tanh_norm is reported, not judged: a tanh RNN at rho = 1.5 saturates, and
+    saturation (tanh' -> 0) holds the chain down, so it does not reliably explode.
+
     Oral-exam question 2: which part of each factor pushes the product down or up.
     """
+    out = None
     # TODO: W0, then per rho: scale, initial state(s), tanh and linear rollouts,
     # jacobian_chain_norms(...)[-1]; medians at rho = 1; the three criteria above.
     ### BEGIN SOLUTION
@@ -298,8 +304,8 @@ def spectral_sweep(rng):
     out["rho_below_one_gradient_decays"] = bool(out["rho0.5_tanh_norm"] < 1e-10)
     out["rho_above_one_gradient_explodes"] = bool(out["rho1.5_linear_norm"] > 1e10)
     out["rho_one_tanh_saturation_still_decays"] = bool(out["rho1.0_tanh_norm"] < out["rho1.0_linear_norm"])
-    return out
     ### END SOLUTION
+    return out
 
 
 ### BEGIN SOLUTION
@@ -317,16 +323,6 @@ def _rollout(W, h0, activation):
 def clipping_experiment(rng):
     """Injection 1: a linear RNN at rho = 1.5, trained with and without clipping.
 
-    H = 8, D = 4, T = 20, a batch of N = 4 sequences. Draw Wh = scale_spectral_radius(N(0,1)
-    of shape (H, H), 1.5), Wx ~ N(0, 1) / sqrt(D) of shape (D, H), b = 0, x ~ N(0, 1) of
-    shape (N, T, D), y ~ N(0, 1) of shape (N, H). Train {Wx, Wh, b} from this same start twice
-    with plain SGD, lr = 0.05, 100 steps, loss from linear_rnn_loss_and_grads:
-    - without clipping: param -= lr * grad; record the index s of the first step whose
-      loss is not finite (s = 0 is the starting loss), inf if none;
-    - with clipping: clipped, _ = clip_grad_norm(grads, TAU); param -= lr * clipped;
-      record the starting loss, the loss after the 100th update, and the largest global
-      norm of a clipped gradient (the update direction, before lr).
-
         clipping_caps_norm_keeps_training_alive = (noclip_first_nonfinite_step <= 3
             and clip_max_update_norm <= TAU * (1 + 1e-9)
             and clip_loss_end finite and clip_loss_end < 1e-2 * clip_loss_start)
@@ -337,9 +333,20 @@ def clipping_experiment(rng):
     Returns a dict with the floats noclip_first_nonfinite_step, clip_loss_start,
     clip_loss_end, clip_max_update_norm and the bool above.
 
+    H = 8, D = 4, T = 20, a batch of N = 4 sequences. Draw Wh = scale_spectral_radius(N(0,1)
+    of shape (H, H), 1.5), Wx ~ N(0, 1) / sqrt(D) of shape (D, H), b = 0, x ~ N(0, 1) of
+    shape (N, T, D), y ~ N(0, 1) of shape (N, H). Train {Wx, Wh, b} from this same start twice
+    with plain SGD, lr = 0.05, 100 steps, loss from linear_rnn_loss_and_grads:
+    - without clipping: param -= lr * grad; record the index s of the first step whose
+      loss is not finite (s = 0 is the starting loss), inf if none;
+    - with clipping: clipped, _ = clip_grad_norm(grads, TAU); param -= lr * clipped;
+      record the starting loss, the loss after the 100th update, and the largest global
+      norm of a clipped gradient (the update direction, before lr).
+
     Oral-exam question 4: with clipping the update keeps the gradient's direction and
     training converges; without it one step throws the weights to infinity.
     """
+    out = None
     # TODO: draw the start, run the two SGD loops (stop the unclipped one at the first
     # non-finite loss), compute the four figures and the criterion.
     ### BEGIN SOLUTION
@@ -375,18 +382,12 @@ def clipping_experiment(rng):
     out["clipping_caps_norm_keeps_training_alive"] = bool(
         out["noclip_first_nonfinite_step"] <= 3 and out["clip_max_update_norm"] <= TAU * (1 + 1e-9)
         and np.isfinite(out["clip_loss_end"]) and out["clip_loss_end"] < 1e-2 * out["clip_loss_start"])
-    return out
     ### END SOLUTION
+    return out
 
 
 def vanishing_experiment(rng):
     """Injection 2: a tanh RNN at rho = 0.5; clipping cannot bring back a vanished gradient.
-
-    H = 16, D = 4, T = 100, one sequence. Draw Wh = scale_spectral_radius(N(0,1) of shape
-    (H, H), 0.5), Wx ~ N(0, 1) / sqrt(D) of shape (D, H), x ~ N(0, 1) of shape (1, T, D);
-    b = 0, h0 = 0. Run bptt.rnn_forward, take the loss L = sum(h_T) (the last state only:
-    dh is zero except dh[:, T-1] = 1) and bptt.rnn_backward. Clip the whole gradient,
-    clipped, _ = clip_grad_norm({"x": dx, "h0": dh0, "Wx": dWx, "Wh": dWh, "b": db}, TAU).
 
         vanish_dx1_noclip = ||dx[:, 0]||,  vanish_dx1_clip = ||clipped["x"][:, 0]||,
         vanish_dxT = ||dx[:, T-1]||
@@ -398,10 +399,17 @@ def vanishing_experiment(rng):
 
     Returns a dict with the three floats and the bool above.
 
+    H = 16, D = 4, T = 100, one sequence. Draw Wh = scale_spectral_radius(N(0,1) of shape
+    (H, H), 0.5), Wx ~ N(0, 1) / sqrt(D) of shape (D, H), x ~ N(0, 1) of shape (1, T, D);
+    b = 0, h0 = 0. Run bptt.rnn_forward, take the loss L = sum(h_T) (the last state only:
+    dh is zero except dh[:, T-1] = 1) and bptt.rnn_backward. Clip the whole gradient,
+    clipped, _ = clip_grad_norm({"x": dx, "h0": dh0, "Wx": dWx, "Wh": dWh, "b": db}, TAU).
+
     Oral-exam question 3: dL/dh_T is not small, but dL/dx_1 is ~0: the model has
     forgotten x_1, and no gradient step can teach it to remember (the path is gone).
     Oral-exam question 4: clipping only scales down.
     """
+    out = None
     # TODO: draw, forward, backward with dh on the last step only, clip, three norms.
     ### BEGIN SOLUTION
     Wh = scale_spectral_radius(rng.normal(size=(VANISH_H, VANISH_H)), 0.5)
@@ -417,31 +425,30 @@ def vanishing_experiment(rng):
            "vanish_dxT": float(np.linalg.norm(dx[:, -1]))}
     out["clipping_does_not_rescue_vanishing"] = bool(
         out["vanish_dx1_noclip"] < 1e-10 and out["vanish_dx1_clip"] < 1e-10 and out["vanish_dxT"] > 1e-3)
-    return out
     ### END SOLUTION
+    return out
 
 
 def bptt_gradient_check(rng):
     """Level 3: BPTT against central differences on a small Elman RNN.
 
-    N = 2, H = 8, D = 4, T = 12. Draw x ~ N(0,1) (N, T, D), h0 ~ N(0,1) (N, H),
-    Wx ~ N(0,1)/sqrt(D) (D, H), Wh ~ N(0,1)/sqrt(H) (H, H), b ~ 0.1 N(0,1) (H,) and
-    readout weights R ~ N(0,1) (N, T, H). The loss sums one term per step,
-        L = sum_{n,t,i} R[n,t,i] * h[n,t,i]      (so dh = R),
-    with h from bptt.rnn_forward. g = (dWx, dWh, db) from bptt.rnn_backward(R, cache);
-    g_num = the same three by central differences with step h = 1e-6
-    (bptt.numerical_gradient). Over all parameters together,
-
+        L = sum_{n,t,i} R[n,t,i] * h[n,t,i]      (so dh = R)
         bptt_rel_error = ||g - g_num|| / (||g|| + ||g_num||)
         bptt_matches_finite_difference = bptt_rel_error < 1e-6
-
-    (the whole-vector ratio: CS231n's element-wise rel_error at this step is dominated
-    by entries whose gradient is ~0 and fails on a few seeds, so it is not the criterion).
 
     Inputs:
     - rng: a numpy Generator
 
     Returns a dict with the float bptt_rel_error and the bool above.
+
+    N = 2, H = 8, D = 4, T = 12. Draw x ~ N(0,1) (N, T, D), h0 ~ N(0,1) (N, H),
+    Wx ~ N(0,1)/sqrt(D) (D, H), Wh ~ N(0,1)/sqrt(H) (H, H), b ~ 0.1 N(0,1) (H,) and
+    readout weights R ~ N(0,1) (N, T, H). The loss L sums one term per step, with h from
+    bptt.rnn_forward. g = (dWx, dWh, db) from bptt.rnn_backward(R, cache); g_num = the
+    same three by central differences with step h = 1e-6 (bptt.numerical_gradient).
+    bptt_rel_error is taken over all parameters together (the whole-vector ratio:
+    CS231n's element-wise rel_error at this step is dominated by entries whose gradient
+    is ~0 and fails on a few seeds, so it is not the criterion).
 
     Oral-exam questions 1 and 3: unrolled in time the RNN is a deep network with shared
     weights whose gradient is the sum over steps; the check validates both at once.
@@ -469,6 +476,12 @@ def bptt_gradient_check(rng):
 def run_fault_injection(seed=42):
     """The whole lab with one seed: levels 1-3 and the two fault injections.
 
+    Inputs:
+    - seed: an int
+
+    Returns one flat dict: the seven bools named in SIGNALS and the sixteen floats named
+    in FIGURES (other keys, like the loss curves, may be added).
+
     rng = np.random.default_rng(seed) feeds, in this order, product_stability,
     spectral_sweep, clipping_experiment, vanishing_experiment and bptt_gradient_check.
     Every experiment reaches its primitives through their module-level names
@@ -477,12 +490,6 @@ def run_fault_injection(seed=42):
     replaces one of them with a broken version and checks that the matching signal
     turns false. A lab that returns constants, or recomputes a primitive inline,
     earns nothing.
-
-    Inputs:
-    - seed: an int
-
-    Returns one flat dict: the seven bools named in SIGNALS and the sixteen floats named
-    in FIGURES (other keys, like the loss curves, may be added).
 
     Oral-exam questions 2-4.
     """

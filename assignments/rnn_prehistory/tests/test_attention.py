@@ -1,4 +1,4 @@
-"""Public test for attention.py (SPEC §3.7): a small fixed case against a plain loop."""
+"""Public test for attention.py: a small fixed case against a plain loop."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Public tests for beam_search.py (SPEC §3.5): a hand-worked greedy trap.
+"""Public tests for beam_search.py: a hand-worked greedy trap.
 
 The model below (vocabulary 0 = eos, 1 = "a", 2 = "b"; bos = 3 is a context only):
 
@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from autograder.models.language_models import BigramLM
+from autograder.units.rnn_prehistory.helpers.language_models import BigramLM
 
 EOS, A, B, BOS = 0, 1, 2, 3
 TRAP = BigramLM(np.log(np.array([[0.1, 0.5, 0.4],      # after eos (never used)

@@ -1,4 +1,4 @@
-"""Public tests for bleu.py (SPEC §3.6): small cases whose numbers can be checked by hand."""
+"""Public tests for bleu.py: small cases whose numbers can be checked by hand."""
 
 import math
 

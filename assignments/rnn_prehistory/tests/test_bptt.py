@@ -6,7 +6,7 @@ check the same functions on random inputs and every gradient with finite differe
 
 import numpy as np
 
-from autograder.models.functions import CubicForm
+from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 
 # One step by hand: x @ Wx + prev_h @ Wh + b for N = 2, D = 2, H = 3.
 X = np.array([[1.0, 2.0], [0.0, -1.0]])

@@ -2,7 +2,8 @@
 
 Run them with `pytest assignments/rnn_prehistory/tests/test_gate_derivative.py`. The hidden
 tests check the same functions on random inputs, the backward pass and the Jacobian with
-finite differences, and seed 000's two extremes (all-remember, all-forget) over 100 steps.
+finite differences, and the course notes' two extremes (all-remember, all-forget) over
+100 steps.
 """
 
 import numpy as np

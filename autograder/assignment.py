@@ -1,0 +1,164 @@
+"""An assignment ("unit") as data: the engine loads a unit folder and never names one.
+
+A unit folder holds `unit.yaml` (its manifest: topics, modules, kept outputs, limits,
+preload list), its rubric, its hidden suites, the helper objects passed to student
+functions, and optional hooks (extra report artefacts). `load("<name>")` finds a
+unit shipped inside `autograder/units/`; `load(Path("some/folder"))` loads any folder.
+
+Every unit's Python code is importable as `autograder.units.<name>` (a unit outside the
+package is registered under that name when it is loaded), so hidden suites, helpers and
+the worker all import it by one name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from autograder.grading.rubric import Rubric, load_rubric
+from autograder.isolation.sandbox import Limits
+
+UNITS = Path(__file__).resolve().parent / "units"
+MANIFEST = "unit.yaml"
+VISIBILITIES = ("public", "hidden")
+
+
+class UnitError(ValueError):
+    """The unit folder or its manifest is broken (the grader cannot run: exit 2)."""
+
+
+@dataclass(frozen=True)
+class Topic:
+    id: str
+    module: str                                   # the student's module, without .py
+    functions: dict[str, tuple[int, ...]] = field(default_factory=dict)   # name -> kept outputs
+
+
+@dataclass(frozen=True)
+class Unit:
+    name: str
+    title: str
+    path: Path
+    topics: tuple[Topic, ...]
+    limits: Limits
+    preload: tuple[str, ...]
+    helpers: tuple[str, ...]          # modules of the unit loaded into every worker
+    hidden_helpers: tuple[str, ...]   # ... and into workers that serve hidden suites
+    stubs: str                        # where students find the stubs (for messages)
+    signals_title: str
+    artefacts: str | None             # module of the unit with an `Artefacts` class
+    rubric: Rubric
+    dirs: dict[str, Path]             # reference, public_tests, hidden_tests, rubric
+
+    @property
+    def package(self) -> str:
+        return f"autograder.units.{self.name}"
+
+    def topic(self, topic_id: str) -> Topic:
+        for t in self.topics:
+            if t.id == topic_id:
+                return t
+        raise KeyError(topic_id)
+
+    @property
+    def modules(self) -> dict[str, Topic]:
+        return {t.module: t for t in self.topics}
+
+    def kept_outputs(self, module: str, function: str) -> tuple[int, ...]:
+        topic = self.modules.get(module)
+        return topic.functions.get(function, ()) if topic else ()
+
+    def test_file(self, topic_id: str, visibility: str) -> Path:
+        folder = self.dirs["public_tests" if visibility == "public" else "hidden_tests"]
+        return folder / f"test_{topic_id}.py"
+
+    def stub_path(self, module: str) -> str:
+        return f"{self.stubs}/{module}.py"
+
+    def import_module(self, relative: str):
+        """A module of the unit's own code, e.g. "lab.fault_lab"."""
+        register_package(self)
+        return importlib.import_module(f"{self.package}.{relative}")
+
+    def worker_modules(self, hidden: bool) -> list[str]:
+        names = list(self.helpers) + (list(self.hidden_helpers) if hidden else [])
+        return [f"{self.package}.{n}" for n in names]
+
+
+def register_package(unit: Unit) -> str:
+    """Make the unit's folder importable as `autograder.units.<name>`."""
+    from autograder import units
+
+    try:
+        return units.register(unit.path, unit.name)
+    except ImportError as exc:
+        raise UnitError(str(exc)) from None
+
+
+def find(name_or_path: str | Path) -> Path:
+    """The folder of a unit given by name (a unit inside autograder/units/) or by path."""
+    candidate = Path(name_or_path)
+    if (candidate / MANIFEST).is_file():
+        return candidate.resolve()
+    if isinstance(name_or_path, str) and "/" not in name_or_path and (UNITS / name_or_path / MANIFEST).is_file():
+        return UNITS / name_or_path
+    known = sorted(p.name for p in UNITS.iterdir() if (p / MANIFEST).is_file())
+    raise UnitError(f"no assignment {str(name_or_path)!r}: give a folder holding {MANIFEST} "
+                    f"or one of {known}")
+
+
+def default() -> str:
+    """The unit used when none is named: the only one shipped, else an error."""
+    shipped = sorted(p.name for p in UNITS.iterdir() if (p / MANIFEST).is_file())
+    if len(shipped) != 1:
+        raise UnitError(f"several assignments are installed ({shipped}): name one with --assignment")
+    return shipped[0]
+
+
+def _strings(value, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(value.split())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise UnitError(f"{what} must be a list of names")
+
+
+def load(name_or_path: str | Path | None = None) -> Unit:
+    path = find(name_or_path if name_or_path is not None else default())
+    try:
+        data = yaml.safe_load((path / MANIFEST).read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise UnitError(f"{path / MANIFEST}: {exc}") from None
+    where = f"{path.name}/{MANIFEST}"
+    name = data.get("name") or path.name
+    if not str(name).isidentifier():
+        raise UnitError(f"{where}: the name {name!r} must be a Python identifier")
+    topics = []
+    for entry in data.get("topics") or []:
+        try:
+            functions = {str(f): tuple(int(i) for i in (spec or {}).get("keep", ()))
+                         for f, spec in (entry.get("functions") or {}).items()}
+            topics.append(Topic(str(entry["id"]), str(entry.get("module", entry["id"])), functions))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise UnitError(f"{where}: a topic entry is malformed ({exc!r}): {entry!r}") from None
+    if not topics:
+        raise UnitError(f"{where}: no topics")
+    dirs = {key: path / str(data.get(key, default_dir))
+            for key, default_dir in (("reference", "reference"), ("public_tests", "public"),
+                                     ("hidden_tests", "hidden"), ("rubric", "rubric"))}
+    try:
+        limits = Limits(**(data.get("limits") or {}))
+    except TypeError as exc:
+        raise UnitError(f"{where}: limits: {exc}") from None
+    rubric = load_rubric(dirs["rubric"], [t.id for t in topics], unit=name)
+    return Unit(name=str(name), title=str(data.get("title", name)), path=path, topics=tuple(topics), limits=limits,
+                preload=_strings(data.get("preload"), "preload"), helpers=_strings(data.get("helpers"), "helpers"),
+                hidden_helpers=_strings(data.get("hidden_helpers"), "hidden_helpers"),
+                stubs=str(data.get("stubs", f"assignments/{name}")),
+                signals_title=str(data.get("signals_title", "Signals")),
+                artefacts=data.get("artefacts"), rubric=rubric, dirs=dirs)

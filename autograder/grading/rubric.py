@@ -1,0 +1,90 @@
+"""The rubric: per topic, its tests, their points, visibility and the hint shown on failure.
+
+Points live only in the unit's `rubric/<topic>.yaml` files, never in test code. Loading
+checks them against the unit's topics so a typo fails loudly instead of costing a
+student points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+VISIBILITIES = ("public", "hidden")
+
+
+class RubricError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class RubricTest:
+    test: str
+    visibility: str
+    points: float
+    hint: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.visibility}::{self.test}"
+
+
+@dataclass(frozen=True)
+class RubricTopic:
+    id: str
+    title: str
+    points: float
+    tests: tuple[RubricTest, ...]
+
+
+@dataclass(frozen=True)
+class Rubric:
+    assignment: str
+    topics: tuple[RubricTopic, ...]
+
+    @property
+    def points(self) -> float:
+        return sum(t.points for t in self.topics)
+
+    def topic(self, topic_id: str) -> RubricTopic:
+        for t in self.topics:
+            if t.id == topic_id:
+                return t
+        raise KeyError(topic_id)
+
+
+def _topic(data: dict, source: Path, known: list[str]) -> RubricTopic:
+    tid = data.get("topic")
+    if tid not in known:
+        raise RubricError(f"{source.name}: unknown topic {tid!r} (known: {', '.join(known)})")
+    tests, seen = [], set()
+    for entry in data.get("tests") or []:
+        t = RubricTest(str(entry["test"]), str(entry["visibility"]), float(entry["points"]),
+                       str(entry.get("hint", "")).strip())
+        if t.visibility not in VISIBILITIES:
+            raise RubricError(f"{source.name}: {t.test}: visibility must be public or hidden")
+        if t.points < 0 or t.id in seen:
+            raise RubricError(f"{source.name}: {t.test}: negative points or listed twice")
+        if not t.hint:
+            raise RubricError(f"{source.name}: {t.test}: every test needs a hint")
+        seen.add(t.id)
+        tests.append(t)
+    points = float(data["points"])
+    if abs(points - sum(t.points for t in tests)) > 1e-9:
+        raise RubricError(f"{source.name}: topic points {points:g} != sum of its tests "
+                          f"{sum(t.points for t in tests):g}")
+    return RubricTopic(tid, str(data.get("title", tid)), points, tuple(tests))
+
+
+def load_rubric(folder: Path, topic_ids: list[str], unit: str = "") -> Rubric:
+    """One `<topic>.yaml` per topic of the unit, in the unit's topic order."""
+    by_id = {}
+    for source in sorted(Path(folder).glob("*.yaml")):
+        topic = _topic(yaml.safe_load(source.read_text(encoding="utf-8")) or {}, source, topic_ids)
+        by_id[topic.id] = topic
+    missing = [t for t in topic_ids if t not in by_id]
+    if missing:
+        raise RubricError(f"no rubric file for the topic(s) {missing} in {Path(folder).name}/")
+    return Rubric(unit, tuple(by_id[t] for t in topic_ids))

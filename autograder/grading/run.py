@@ -1,0 +1,97 @@
+"""Grade one submission, in named stages:
+
+    probe -> run suites -> collect outcomes -> score      (this module)
+    -> reports -> artefacts                                (autograder.cli)
+
+`grade()` owns the Sandbox: it starts the worker first, so that the worker's start-up
+overlaps the import of pytest and the suites, and closes it when the suites are done.
+Student code only ever runs in that worker.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.assignment import Unit
+from autograder.grading.score import GradeResult, GraderError, score_topic
+from autograder.isolation.sandbox import Sandbox
+
+SUITES = {"public": ("public",), "hidden": ("hidden",), "all": ("public", "hidden")}
+
+# Plugins the grader has no use for; unraisableexception and threadexception also run
+# gc.collect() at the end of the session (~0.1 s each).
+UNUSED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "doctest", "junitxml", "pastebin",
+                  "unraisableexception", "threadexception", "faulthandler", "tmpdir", "debugging")
+
+
+@dataclass(frozen=True)
+class Options:
+    suite: str = "all"
+    topics: tuple[str, ...] | None = None
+    seed: int | None = None
+
+
+def select_topics(unit: Unit, topics) -> list:
+    unknown = sorted(set(topics or []) - {t.id for t in unit.topics})
+    if unknown:
+        raise GraderError(f"unknown topic(s) {unknown}; the assignment has {[t.id for t in unit.topics]}")
+    return [t for t in unit.topics if not topics or t.id in topics]
+
+
+def suite_files(unit: Unit, topics, suite: str) -> dict[Path, tuple[str, str]]:
+    """The test files to run: resolved path -> (topic id, visibility)."""
+    files = {}
+    for topic in topics:
+        graded = {t.visibility for t in unit.rubric.topic(topic.id).tests}
+        for visibility in SUITES[suite]:
+            if visibility in graded:
+                path = unit.test_file(topic.id, visibility)
+                if not path.is_file():
+                    raise GraderError(f"the {visibility} test file of topic {topic.id} is missing "
+                                      f"(test_{topic.id}.py), although the rubric grades it")
+                files[path.resolve()] = (topic.id, visibility)
+    if not files:   # with no file arguments pytest would collect whatever lies in the cwd
+        raise GraderError("nothing to grade: no test file matches the selected topics and suite")
+    return files
+
+
+def _pytest_args(files, rootdir: Path) -> list[str]:
+    # --assert=plain: the suites raise CheckFailed with their own message, so pytest's
+    # assertion rewriting (an AST pass over every test module, ~0.7 s) buys nothing.
+    # -c /dev/null-like: an empty inline config keeps any project's pytest settings out.
+    disabled = [arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]
+    return [*map(str, files), *disabled, "--assert=plain", "--noconftest", "--import-mode=importlib",
+            "-o", "addopts=", "-o", "python_files=test_*.py", "--rootdir", str(rootdir), "-c", "/dev/null"]
+
+
+def run_suites(sandbox: Sandbox, files: dict, seed: int):
+    """One pytest run over the selected suites; returns the plugin holding the outcomes."""
+    import pytest
+
+    from autograder.grading.plugin import Collector, module_fixtures
+
+    collector = Collector(sandbox, seed, files)
+    code = pytest.main(_pytest_args(files, sandbox.unit.path), plugins=[collector, module_fixtures(collector)])
+    if collector.collect_errors or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise GraderError(f"pytest could not run the suites (exit {int(code)}): " + "\n".join(collector.collect_errors))
+    return collector
+
+
+def grade(unit: Unit, submission: Path, options: Options = Options(), started: float | None = None) -> GradeResult:
+    started = started or time.perf_counter()
+    seed = secrets.randbelow(2**31) if options.seed is None else options.seed
+    topics = select_topics(unit, options.topics)
+    visibilities = SUITES[options.suite]
+    with Sandbox(unit, submission, hidden="hidden" in visibilities) as sandbox:
+        probes = {t.id: sandbox.probe(t.module) for t in topics}                 # stage: probe
+        collector = run_suites(sandbox, suite_files(unit, topics, options.suite), seed)   # stage: run suites
+        sandbox_info = sandbox.sandbox_info or {}
+    results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
+                           probes[t.id], unit.stub_path(t.module)) for t in topics]
+    return GradeResult(assignment=unit.name, submission=str(submission), seed=seed,
+                       duration_s=round(time.perf_counter() - started, 3), topics=results,
+                       signals=dict(collector.signal_values), signals_title=unit.signals_title,
+                       extras=dict(collector.extra_values), sandbox_info=sandbox_info)

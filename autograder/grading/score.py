@@ -1,0 +1,113 @@
+"""The result of one grading run, as typed objects, and the scoring that builds them.
+
+`score(...)` turns the rubric, the import probes and the outcomes the pytest plugin
+recorded into a `GradeResult`; every report format is an exporter of that one object
+(`autograder.reports`). Student code never touches any of this: it runs in the worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from autograder.grading.rubric import RubricTopic
+
+SCHEMA = "autograder.score/v1"
+STATUSES = ("graded", "not_implemented", "error", "timeout", "crashed")
+
+
+class GraderError(RuntimeError):
+    """The grader itself could not run (exit status 2): a broken suite or rubric, not the student."""
+
+
+@dataclass
+class TestRecord:
+    """What the pytest plugin saw of one rubric entry (all its parametrised instances)."""
+
+    outcome: str = "passed"            # passed | failed | error | timeout
+    message: str = ""
+    not_implemented: str | None = None  # "module.function" when every failure was the stub's NotImplementedError
+    instances: int = 0
+    duration_s: float = 0.0
+
+
+@dataclass
+class TestOutcome:
+    id: str                 # "hidden::test_name"
+    earned: float
+    possible: float
+    outcome: str
+    message: str
+    hint: str
+    not_implemented: str | None = None
+    duration_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass
+class TopicResult:
+    id: str
+    title: str
+    module: str
+    status: str             # one of STATUSES
+    message: str            # one line explaining the status ("" when graded normally)
+    tests: list[TestOutcome]
+
+    @property
+    def earned(self) -> float:
+        return round(sum(t.earned for t in self.tests), 6)
+
+    @property
+    def possible(self) -> float:
+        return round(sum(t.possible for t in self.tests), 6)
+
+
+@dataclass
+class GradeResult:
+    assignment: str
+    submission: str
+    seed: int
+    duration_s: float
+    topics: list[TopicResult]
+    signals: dict = field(default_factory=dict)       # metric key -> bool, recorded by the suites
+    signals_title: str = "Signals"
+    extras: dict = field(default_factory=dict)        # data the suites left for the unit's artefacts
+    sandbox_info: dict = field(default_factory=dict)  # what isolation the worker applied
+
+    @property
+    def earned(self) -> float:
+        return round(sum(t.earned for t in self.topics), 6)
+
+    @property
+    def possible(self) -> float:
+        return round(sum(t.possible for t in self.topics), 6)
+
+    @property
+    def percent(self) -> float:
+        return 100 * self.earned / self.possible if self.possible else 100.0
+
+
+def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, probe: tuple[str, str],
+                stub_path: str) -> TopicResult:
+    """One topic's result from its rubric entries, the plugin's records and its import probe."""
+    status, message = probe
+    tests = []
+    for rt in topic.tests:
+        if rt.visibility not in visibilities:
+            continue
+        rec: TestRecord | None = records.get((topic.id, rt.visibility, rt.test))
+        if rec is None or rec.instances == 0:
+            raise GraderError(f"rubric test {topic.id}/{rt.id} was not run: is it in "
+                              f"{rt.visibility} test_{topic.id}.py?")
+        passed = rec.outcome == "passed"
+        tests.append(TestOutcome(rt.id, rt.points if passed else 0.0, rt.points, rec.outcome, rec.message,
+                                 "" if passed else rt.hint, rec.not_implemented, rec.duration_s))
+    if status == "graded" and tests and all(t.not_implemented for t in tests):
+        status = "not_implemented"
+        message = f"nothing in {module}.py is implemented yet: fill in the TODOs in {stub_path}"
+    elif status == "graded":
+        todo = sorted({t.not_implemented for t in tests if t.not_implemented})
+        message = f"still raising NotImplementedError: {', '.join(todo)}" if todo else ""
+    return TopicResult(topic.id, topic.title, module, status, message, tests)

@@ -1,0 +1,403 @@
+"""Grader side of the worker: start it, call into student code with a deadline, replace
+it when it dies, and turn every failure into an exception whose message tells the
+student what to fix.
+
+Tests never see the worker directly: they get a `StudentModule` proxy per topic module
+(`bptt.rnn_forward(x, h0, Wx, Wh, b)`), which looks like the student's module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder.isolation import registry, wire
+
+if TYPE_CHECKING:
+    from autograder.assignment import Unit
+
+# Variables a worker may inherit: the OpenBLAS ones work around wrong results on some CPUs.
+PASSED_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+LOG_TAIL_BYTES = 1500
+MAX_SUBMISSION_FILE_BYTES = 1 << 20
+
+
+# ---------------------------------------------------------------------------- problems
+class StudentProblem(Exception):
+    """Student code failed in a way that costs the current test. `outcome` goes in the report."""
+
+    outcome = "error"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class StudentCodeError(StudentProblem):
+    def __init__(self, message: str, exc_type: str = "", where: str = "", traceback: str = ""):
+        super().__init__(message)
+        self.exc_type, self.where, self.traceback = exc_type, where, traceback
+
+
+class NotImplementedYet(StudentCodeError):
+    """The function still raises the stub's NotImplementedError; `function` names it."""
+
+    def __init__(self, message: str, function: str, where: str = ""):
+        super().__init__(message, "NotImplementedError", where)
+        self.function = function
+
+
+class StudentImportError(StudentProblem):
+    def __init__(self, message: str, status: str):
+        super().__init__(message)
+        self.status = status  # topic status: not_implemented | error | timeout | crashed
+
+
+class StudentTimeout(StudentProblem):
+    outcome = "timeout"
+
+
+class StudentCrash(StudentProblem):
+    pass
+
+
+@dataclass
+class Limits:
+    call_timeout_s: float = 5.0
+    import_timeout_s: float = 10.0
+    startup_timeout_s: float = 30.0
+    memory_mb: int = 1024
+    cpu_s: int = 600
+
+
+def scrubbed_env(home: str) -> dict:
+    env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
+    env.update({k: os.environ[k] for k in PASSED_THROUGH_ENV if k in os.environ})
+    return env
+
+
+def copy_submission(src: Path, dst: Path) -> None:
+    """Copy the submission's top-level Python files (the worker gets a copy, never the original)."""
+    dst.mkdir(parents=True)
+    for path in sorted(src.glob("*.py")):
+        if path.is_file() and path.stat().st_size <= MAX_SUBMISSION_FILE_BYTES:
+            shutil.copyfile(path, dst / path.name)
+
+
+class WorkerDied(Exception):
+    """The worker is gone: it exited, or it was killed for breaking the protocol (`reason`)."""
+
+    def __init__(self, returncode, log_tail: str, reason: str = ""):
+        super().__init__(reason or returncode)
+        self.returncode, self.log_tail, self.reason = returncode, log_tail, reason
+
+
+class WorkerTimedOut(Exception):
+    pass
+
+
+class Worker:
+    """One worker process and its temporary folder."""
+
+    def __init__(self, submission: Path, limits: Limits, generation: int, config: dict):
+        self.generation = generation
+        self.limits = limits
+        self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
+        copy_submission(submission, self.root / "submission")
+        work = self.root / "work"
+        work.mkdir()
+        os.chmod(self.root, 0o755)
+        if os.geteuid() == 0:
+            os.chown(work, 65534, 65534)
+        self.log_path = work / "output.log"
+        req_r, self._req_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-m", "autograder.isolation.worker", "--fd-in", str(req_r),
+                 "--fd-out", str(resp_w), "--root", str(self.root), "--generation", str(generation),
+                 "--memory-mb", str(limits.memory_mb), "--cpu-s", str(limits.cpu_s), "--config", json.dumps(config)],
+                pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                env=scrubbed_env("/work" if os.geteuid() == 0 else str(work)), cwd=work, start_new_session=True,
+            )
+        os.close(req_r)
+        os.close(resp_w)
+        self._buf = b""
+        self._next_id = 0
+        self.sandbox_info: dict | None = None
+
+    def _wait_ready(self) -> None:
+        if self.sandbox_info is None:
+            hello = json.loads(self._read_frame(self.limits.startup_timeout_s))
+            self.sandbox_info = hello["sandbox"]
+
+    def request(self, message: dict, timeout: float) -> dict:
+        self._wait_ready()
+        self._next_id += 1
+        message = dict(message, id=self._next_id)
+        try:
+            wire.write_frame(self._req_w, wire.dumps(message, objects=registry.encode))
+        except (BrokenPipeError, OSError):
+            raise self._died() from None
+        while True:
+            raw = self._read_frame(timeout)
+            try:
+                reply = json.loads(raw)
+                if not isinstance(reply, dict):
+                    raise ValueError("not an object")
+            except (ValueError, RecursionError):
+                self.kill()    # someone wrote to the protocol pipe who should not have
+                raise WorkerDied(self.proc.returncode, self.log_tail(),
+                                 "wrote something other than a reply on the grader's pipe") from None
+            if reply.get("id") == self._next_id:
+                return reply
+
+    def _read_frame(self, timeout: float) -> bytes:
+        deadline = time.monotonic() + timeout
+        header = self._read_exact(8, deadline)
+        size = int.from_bytes(header, "big")
+        if size > wire.MAX_MESSAGE_BYTES:
+            self.kill()
+            raise WorkerDied(self.proc.returncode, "", "sent a reply larger than "
+                             f"{wire.MAX_MESSAGE_BYTES >> 20} MiB")
+        return self._read_exact(size, deadline)
+
+    def _read_exact(self, n: int, deadline: float) -> bytes:
+        while len(self._buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise WorkerTimedOut()
+            ready, _, _ = select.select([self._resp_r], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._resp_r, 1 << 20)
+            if not chunk:
+                raise self._died()
+            self._buf += chunk
+        out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    def _died(self) -> WorkerDied:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        return WorkerDied(code, self.log_tail())
+
+    def log_tail(self) -> str:
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - LOG_TAIL_BYTES))
+                return fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+    def close(self) -> None:
+        self.kill()
+        for fd in (self._req_w, self._resp_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def describe_exit(returncode) -> str:
+    if isinstance(returncode, int) and returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        hint = {"SIGSEGV": " (a segmentation fault)", "SIGKILL": " (killed, often for exceeding the memory or CPU limit)",
+                "SIGXCPU": " (the CPU-time limit)"}.get(name, "")
+        return f"was killed by {name}{hint}"
+    return f"exited with status {returncode} (does your code call sys.exit, os._exit or quit?)"
+
+
+class Sandbox:
+    """All calls of one grading run into one submission; replaces the worker when it dies.
+
+    A context manager: `with Sandbox(unit, submission) as sandbox:` starts the worker at
+    once (its start-up overlaps whatever the grader does next) and closes it at the end.
+    """
+
+    def __init__(self, unit: "Unit", submission: Path, hidden: bool = True):
+        self.unit = unit
+        self.submission = Path(submission).resolve()
+        self.limits: Limits = unit.limits
+        self.config = {"preload": list(unit.preload),
+                       "unit": {"name": unit.name, "path": str(unit.path),
+                                "modules": unit.worker_modules(hidden)}}
+        self._worker: Worker | None = None
+        self._generation = 0
+        self.import_status: dict = {}     # module -> (status, message)
+        self.timed_out: dict = {}         # "module.function" -> seconds
+        self.sandbox_info: dict | None = None
+        self.restarts = 0
+
+    def worker(self) -> Worker:
+        if self._worker is None or self._worker.proc.poll() is not None:
+            if self._worker is not None:
+                self._worker.close()
+            self._generation += 1
+            self._worker = Worker(self.submission, self.limits, self._generation, self.config)
+        return self._worker
+
+    def __enter__(self) -> "Sandbox":
+        self.worker()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def _request(self, message: dict, timeout: float, what: str) -> dict:
+        worker = self.worker()
+        try:
+            reply = worker.request(message, timeout)
+        except WorkerTimedOut:
+            worker.close()
+            self._worker = None
+            self.restarts += 1
+            raise StudentTimeout(f"{what} did not return within {timeout:g} s (an infinite loop, or far too slow)")
+        except WorkerDied as died:
+            worker.close()
+            self._worker = None
+            self.restarts += 1
+            detail = f"; its last output:\n{died.log_tail.strip()[-800:]}" if died.log_tail.strip() else ""
+            how = died.reason or describe_exit(died.returncode)
+            raise StudentCrash(f"the process running your code {how} during {what}{detail}")
+        self.sandbox_info = worker.sandbox_info
+        return reply
+
+    # ------------------------------------------------------------------ imports
+    def probe(self, module: str) -> tuple[str, str]:
+        """Import a student module; return (topic status, message). 'graded' means it imported."""
+        if module in self.import_status:
+            return self.import_status[module]
+        file = f"{module}.py"
+        try:
+            reply = self._request({"op": "probe", "module": module},
+                                  self.limits.import_timeout_s, f"the import of {file}")
+        except StudentTimeout as exc:
+            status = ("timeout", f"{exc.message}: move slow work out of module level in {file}")
+        except StudentCrash as exc:
+            status = ("crashed", f"{exc.message}: check the module-level code of {file}")
+        else:
+            if reply["ok"]:
+                status = ("graded", "")
+            elif reply["kind"] == "missing":
+                status = ("not_implemented", f"{file} is missing from the submission: copy the stub "
+                          f"{self.unit.stub_path(module)} and fill in its TODOs")
+            else:
+                where = f" at {reply['where']}" if reply.get("where") else ""
+                allowed = (" (exercises may import only numpy and the Python standard library)"
+                           if reply["type"] == "ModuleNotFoundError" else "")
+                status = ("error", f"{file} does not import: {reply['type']}: {reply['message']}{where}{allowed}; "
+                          f"fix this first (run `python -c \"import {module}\"` in the submission folder)")
+        self.import_status[module] = status
+        return status
+
+    # -------------------------------------------------------------------- calls
+    def call(self, module: str, function: str, args: tuple, kwargs: dict, patches: dict | None = None):
+        what = f"{module}.{function}()"
+        status, message = self.probe(module)
+        if status != "graded":
+            raise StudentImportError(message, status)
+        if what in self.timed_out:
+            raise StudentTimeout(f"{what} was not run again: an earlier call timed out after "
+                                 f"{self.timed_out[what]:g} s (an infinite loop, or far too slow)")
+        message = {"op": "call", "module": module, "function": function, "args": list(args), "kwargs": kwargs,
+                   "keep": list(self.unit.kept_outputs(module, function)), "patches": patches or {}}
+        try:
+            reply = self._request(message, self.limits.call_timeout_s, what)
+        except StudentTimeout:
+            self.timed_out[what] = self.limits.call_timeout_s
+            raise
+        try:
+            if not reply.get("ok"):
+                raise self._problem(module, function, reply)
+            return wire.from_plain(reply["result"]), list(map(str, reply.get("mutated", [])))
+        except (wire.WireError, KeyError, TypeError, ValueError) as exc:
+            raise StudentCodeError(f"{what} sent back data the grader cannot read ({exc}); "
+                                   "return numpy arrays, numbers, tuples, lists or dicts") from None
+
+    def _problem(self, module: str, function: str, reply: dict) -> StudentProblem:
+        kind, etype, msg = reply["kind"], reply["type"], reply["message"]
+        where = reply.get("where", "")
+        at = f" (at {where})" if where else ""
+        if kind == "exception" and etype == "NotImplementedError":
+            return NotImplementedYet(f"{module}.{function} is not implemented yet: fill in the TODO in "
+                                     f"{module}.py{at}", f"{module}.{function}", where)
+        if kind == "missing_function":
+            return StudentCodeError(f"{msg}: restore it from the stub {self.unit.stub_path(module)}",
+                                    etype)
+        if kind == "import":
+            return StudentImportError(f"{module}.py failed while importing: {etype}: {msg}{at}", "error")
+        if kind == "bad_value":
+            return StudentCodeError(f"{msg}: return numpy arrays, numbers, tuples, lists or dicts", etype)
+        if kind == "stale":
+            return StudentCrash(f"{module}.{function}: {msg}")
+        return StudentCodeError(f"{module}.{function} raised {etype}: {msg}{at}", etype, where,
+                                reply.get("traceback", ""))
+
+
+class StudentFunction:
+    def __init__(self, module: "StudentModule", name: str, patches: dict | None = None):
+        self._module, self._name, self._patches = module, name, patches
+
+    def __call__(self, *args, **kwargs):
+        result, mutated = self._module._sandbox.call(self._module._name, self._name, args, kwargs, self._patches)
+        self._module.last_mutated = mutated
+        return result
+
+    def patched(self, patches: dict) -> "StudentFunction":
+        """The same function, run with module attributes replaced, e.g.
+        {"fault_injection.clip_grad_norm": BrokenClip()} (values: registered helper objects)."""
+        return StudentFunction(self._module, self._name, patches)
+
+    def __repr__(self):
+        return f"<student function {self._module._name}.{self._name}>"
+
+
+class StudentModule:
+    """Looks like the student's module; every function call runs in the worker."""
+
+    def __init__(self, sandbox: Sandbox, name: str):
+        self._sandbox, self._name = sandbox, name
+        self.last_mutated: list[str] = []   # argument positions/names the last call modified
+
+    def __getattr__(self, name: str) -> StudentFunction:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return StudentFunction(self, name)
+
+    def __repr__(self):
+        return f"<student module {self._name} (in the worker)>"

@@ -1,0 +1,153 @@
+"""Plain-data codec between the grader and the worker process.
+
+Everything that crosses the process boundary is JSON with a few tagged objects, so
+decoding a worker's reply never runs code the student defined (no pickle):
+
+    {"$nd": [dtype, shape, base64]}   numeric numpy array (bool, int, uint, float, complex)
+    {"$t": [...]}                     tuple
+    {"$d": [[key, value], ...]}       dict whose keys are not all strings
+    {"$c": [[key, count], ...]}       collections.Counter
+    {"$f": "nan" | "inf" | "-inf"}    non-finite float (JSON has none)
+    {"$h": [generation, id]}          handle to an object kept inside the worker (a cache)
+    {"$obj": [name, state]}           grader-side helper object (see autograder.isolation.registry);
+                                      accepted only in the grader -> worker direction
+
+Numpy scalars become Python numbers. Anything else is refused with a message that
+names the type, which the worker turns into an error the student can act on.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+_ARRAY_KINDS = "biufc"
+
+
+class WireError(ValueError):
+    """A value cannot be encoded, or a message is not valid plain data."""
+
+
+@dataclass(frozen=True)
+class Handle:
+    """An object that stays inside the worker (e.g. a forward pass's cache)."""
+
+    generation: int
+    id: int
+
+    def __repr__(self) -> str:
+        return f"<cache kept in the worker #{self.id}>"
+
+
+def _float(x: float):
+    if math.isfinite(x):
+        return x
+    return {"$f": "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")}
+
+
+def to_plain(value, *, objects=None, depth=0):
+    """Return a JSON-ready structure; `objects(value)` may encode extra types."""
+    if depth > 64:
+        raise WireError("value is nested more than 64 levels deep")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return _float(float(value))
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in _ARRAY_KINDS:
+            raise WireError(f"numpy array of dtype {value.dtype} (only numeric arrays are allowed)")
+        arr = np.ascontiguousarray(value)
+        return {"$nd": [arr.dtype.str, list(arr.shape), base64.b64encode(arr.tobytes()).decode("ascii")]}
+    if isinstance(value, Handle):
+        return {"$h": [value.generation, value.id]}
+    if isinstance(value, Counter):
+        return {"$c": [[to_plain(k, objects=objects, depth=depth + 1), to_plain(v, objects=objects, depth=depth + 1)]
+                       for k, v in value.items()]}
+    if isinstance(value, dict):
+        if all(type(k) is str and not k.startswith("$") for k in value):
+            return {k: to_plain(v, objects=objects, depth=depth + 1) for k, v in value.items()}
+        return {"$d": [[to_plain(k, objects=objects, depth=depth + 1), to_plain(v, objects=objects, depth=depth + 1)]
+                       for k, v in value.items()]}
+    if isinstance(value, tuple):
+        return {"$t": [to_plain(v, objects=objects, depth=depth + 1) for v in value]}
+    if isinstance(value, list):
+        return [to_plain(v, objects=objects, depth=depth + 1) for v in value]
+    if objects is not None:
+        encoded = objects(value)
+        if encoded is not None:
+            return encoded
+    raise WireError(f"a value of type {type(value).__module__}.{type(value).__qualname__}")
+
+
+def _key(k):
+    # JSON lists are unhashable; tuples of plain values are the usual dict keys here.
+    return tuple(_key(x) for x in k) if isinstance(k, list) else k
+
+
+def from_plain(data, *, objects=None):
+    """Inverse of `to_plain`. `objects(name, state)` decodes {"$obj": ...}; None refuses it."""
+    if isinstance(data, list):
+        return [from_plain(v, objects=objects) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if len(data) == 1:
+        (tag, body), = data.items()
+        if tag == "$nd":
+            dtype, shape, b64 = body
+            dt = np.dtype(dtype)
+            if dt.kind not in _ARRAY_KINDS:
+                raise WireError(f"array dtype {dtype} is not numeric")
+            raw = base64.b64decode(b64)
+            count = math.prod(shape)
+            if count * dt.itemsize != len(raw):
+                raise WireError("array byte length does not match its shape")
+            return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+        if tag == "$t":
+            return tuple(from_plain(v, objects=objects) for v in body)
+        if tag == "$d":
+            return {_key(from_plain(k, objects=objects)): from_plain(v, objects=objects) for k, v in body}
+        if tag == "$c":
+            return Counter({_key(from_plain(k, objects=objects)): from_plain(v, objects=objects) for k, v in body})
+        if tag == "$f":
+            return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[body]
+        if tag == "$h":
+            return Handle(int(body[0]), int(body[1]))
+        if tag == "$obj":
+            if objects is None:
+                raise WireError("helper objects are not accepted in this direction")
+            name, state = body
+            return objects(name, from_plain(state, objects=objects))
+    return {k: from_plain(v, objects=objects) for k, v in data.items()}
+
+
+def dumps(value, *, objects=None) -> bytes:
+    return json.dumps(to_plain(value, objects=objects), allow_nan=False, separators=(",", ":")).encode()
+
+
+def loads(raw: bytes, *, objects=None):
+    try:
+        return from_plain(json.loads(raw), objects=objects)
+    except WireError:
+        raise
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        raise WireError(f"malformed message: {type(exc).__name__}: {exc}") from None
+
+
+# Framing: an 8-byte big-endian length, then the JSON bytes.
+def write_frame(fd: int, payload: bytes) -> None:
+    data = len(payload).to_bytes(8, "big") + payload
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]

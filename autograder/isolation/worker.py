@@ -1,0 +1,263 @@
+"""The worker: the only process that imports or runs student code.
+
+Started by `autograder.isolation.sandbox` as `python -I -m autograder.isolation.worker
+--config JSON ...`. It loads everything it will ever need (numpy and the standard-library
+modules of the unit's preload list, the unit's helper objects), then locks itself in:
+
+- resource limits: address space, file size, CPU time, no new processes;
+- when started as root: a private network namespace, a chroot into its temporary
+  folder (it sees only its own copy of the submission) and an unprivileged uid, so it
+  can neither read the grader's files nor signal the grader;
+- a scrubbed environment (set by the grader) and stdout/stderr going to a log file.
+
+Then it answers requests, one JSON frame at a time, on two inherited pipes. Replies are
+plain data (`autograder.isolation.wire`); objects that must stay here (caches) are
+returned as handles. This module must never import the hidden suites, the rubric or the
+reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import faulthandler
+import importlib
+import json
+import os
+import resource
+import signal
+import sys
+import traceback
+
+import numpy as np
+
+from autograder.isolation import registry, wire
+
+CLONE_NEWNET = 0x40000000
+_handles: dict[int, object] = {}
+_generation = 0
+
+
+def _lock_in(root: str | None, memory_mb: int, cpu_s: int) -> dict:
+    """Apply limits and drop privileges; return what was applied, for the report."""
+    applied = {"uid_dropped": False, "chroot": False, "network_isolated": False}
+    soft_as = _vm_size() + memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (soft_as, soft_as))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large write raises, not kills
+    if os.geteuid() == 0 and root:
+        libc = ctypes.CDLL(None, use_errno=True)
+        applied["network_isolated"] = libc.unshare(CLONE_NEWNET) == 0
+        os.chroot(root)
+        os.chdir("/work")
+        applied["chroot"] = True
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))  # no fork, no threads
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+        applied["uid_dropped"] = os.getuid() != 0
+    return applied
+
+
+def _vm_size() -> int:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 512 << 20
+
+
+def _helper_object(name, state):
+    return registry.build(name, state)
+
+
+def _resolve(value):
+    """Replace handles in call arguments by the objects they stand for."""
+    if isinstance(value, wire.Handle):
+        if value.generation != _generation or value.id not in _handles:
+            raise LookupError("this cache came from an earlier worker that has since been restarted")
+        return _handles[value.id]
+    if isinstance(value, tuple):
+        return tuple(_resolve(v) for v in value)
+    if isinstance(value, list):
+        return [_resolve(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _resolve(v) for k, v in value.items()}
+    return value
+
+
+def _keep(obj) -> wire.Handle:
+    key = len(_handles) + 1
+    _handles[key] = obj
+    return wire.Handle(_generation, key)
+
+
+def _snapshot(value):
+    """Copies of the arrays inside an argument, to detect mutation afterwards."""
+    if isinstance(value, np.ndarray):
+        return [(value, value.copy())]
+    if isinstance(value, (list, tuple)):
+        return [pair for v in value for pair in _snapshot(v)]
+    if isinstance(value, dict):
+        return [pair for v in value.values() for pair in _snapshot(v)]
+    return []
+
+
+_submission = "/submission"
+
+
+def _is_student(filename: str) -> bool:
+    return filename.startswith(_submission + os.sep)
+
+
+def _where(tb) -> str:
+    """The innermost frame of the student's code, as 'bptt.py:42 in rnn_forward': frames of
+    the grader's helpers (a language model, a test function) are not the student's line."""
+    frames = [f for f in traceback.extract_tb(tb) if _is_student(f.filename)]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}"
+
+
+def _student_frames(tb) -> str:
+    frames = [f for f in traceback.extract_tb(tb) if not f.filename.endswith(f"isolation{os.sep}worker.py")]
+    text = "".join(traceback.format_list(frames[-6:]))
+    return text[-4000:]
+
+
+def _error(kind: str, exc: BaseException, tb=None) -> dict:
+    tb = tb if tb is not None else exc.__traceback__
+    reply = {"ok": False, "kind": kind, "type": type(exc).__name__, "message": str(exc)[:2000],
+             "where": _where(tb), "traceback": _student_frames(tb)}
+    if isinstance(exc, SyntaxError):
+        reply["where"] = f"{os.path.basename(exc.filename or '?')}:{exc.lineno}"
+    return reply
+
+
+def handle_probe(req: dict) -> dict:
+    module = req["module"]
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return {"ok": False, "kind": "missing", "type": "ModuleNotFoundError", "message": str(exc)}
+        return _error("import", exc)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are the student's too
+        return _error("import", exc)
+    return {"ok": True, "result": None}
+
+
+def handle_call(req: dict) -> dict:
+    try:
+        mod = importlib.import_module(req["module"])
+    except BaseException as exc:  # noqa: BLE001
+        return _error("import", exc)
+    fn = getattr(mod, req["function"], None)
+    if not callable(fn):
+        return {"ok": False, "kind": "missing_function", "type": "AttributeError",
+                "message": f"{req['module']}.py does not define {req['function']}()"}
+    try:
+        args = _resolve(req.get("args", []))
+        kwargs = _resolve(req.get("kwargs", {}))
+    except LookupError as exc:
+        return {"ok": False, "kind": "stale", "type": "LookupError", "message": str(exc)}
+    saved = []
+    for target, replacement in req.get("patches", {}).items():
+        mod_name, attr = target.rsplit(".", 1)
+        patched_mod = importlib.import_module(mod_name)
+        saved.append((patched_mod, attr, getattr(patched_mod, attr)))
+        setattr(patched_mod, attr, replacement)
+    snaps = [_snapshot(a) for a in args] + [_snapshot(v) for v in kwargs.values()]
+    names = [str(i) for i in range(len(args))] + list(kwargs)
+    try:
+        result = fn(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001
+        return _error("exception", exc)
+    finally:
+        for patched_mod, attr, original in reversed(saved):
+            setattr(patched_mod, attr, original)
+    mutated = [name for name, snap in zip(names, snaps)
+               if any(a.shape != c.shape or not np.array_equal(a, c, equal_nan=True) for a, c in snap)]
+    keep = set(req.get("keep", ()))
+    if keep and isinstance(result, tuple):
+        result = tuple(_keep(v) if i in keep else v for i, v in enumerate(result))
+    try:
+        payload = wire.to_plain(result)
+    except wire.WireError as exc:
+        return {"ok": False, "kind": "bad_value", "type": "TypeError",
+                "message": f"{req['function']}() returned {exc}, which the grader cannot read"}
+    except BaseException as exc:  # noqa: BLE001 - e.g. a __float__ that raises
+        return _error("exception", exc)
+    return {"ok": True, "result": payload, "mutated": mutated}
+
+
+def serve(fd_in: int, fd_out: int) -> None:
+    handlers = {"probe": handle_probe, "call": handle_call}
+    infile = os.fdopen(fd_in, "rb", buffering=0)
+    while True:
+        header = _read_exact(infile, 8)
+        if header is None:
+            return
+        req = wire.from_plain(json.loads(_read_exact(infile, int.from_bytes(header, "big"))),
+                              objects=_helper_object)
+        reply = handlers[req["op"]](req)
+        reply["id"] = req["id"]
+        # Replies are already plain structures: encode them without re-tagging.
+        wire.write_frame(fd_out, json.dumps(reply, allow_nan=False).encode())
+
+
+def _read_exact(fh, n: int):
+    chunks, got = [], 0
+    while got < n:
+        chunk = fh.read(n - got)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _preload(config: dict) -> None:
+    """Import everything student code may use, and the unit's helper objects, while the
+    file system is still visible."""
+    for name in config.get("preload", []):
+        importlib.import_module(name)
+    unit = config.get("unit")
+    if unit:
+        from autograder import units
+
+        units.register(unit["path"], unit["name"])
+        for name in unit.get("modules", []):
+            importlib.import_module(name)
+
+
+def main(argv=None) -> None:
+    global _generation, _submission
+    p = argparse.ArgumentParser()
+    p.add_argument("--fd-in", type=int, required=True)
+    p.add_argument("--fd-out", type=int, required=True)
+    p.add_argument("--root", help="temporary folder holding submission/ and work/")
+    p.add_argument("--generation", type=int, default=0)
+    p.add_argument("--memory-mb", type=int, default=1024)
+    p.add_argument("--cpu-s", type=int, default=600)
+    p.add_argument("--config", default="{}", help="JSON: preload list and the unit's helper modules")
+    args = p.parse_args(argv)
+    _generation = args.generation
+    faulthandler.enable()  # a segfault leaves a traceback in the log the grader reads
+    _preload(json.loads(args.config))
+    applied = _lock_in(args.root, args.memory_mb, args.cpu_s)
+    _submission = "/submission" if applied["chroot"] else os.path.join(args.root, "submission")
+    sys.path[:] = [_submission] + [p for p in sys.path if p and not applied["chroot"]]
+    sys.dont_write_bytecode = True
+    wire.write_frame(args.fd_out, json.dumps({"ready": True, "sandbox": applied}).encode())
+    serve(args.fd_in, args.fd_out)
+
+
+if __name__ == "__main__":
+    main()

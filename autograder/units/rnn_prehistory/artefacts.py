@@ -1,0 +1,359 @@
+"""This unit's extra report artefacts: reports/evidence.yaml and reports/fault_injection.png.
+
+The engine creates `Artefacts(unit, topics, suite)` before grading and calls
+`write(out_dir, result, submission, command)` after it. When the run reached the
+fault-injection lab, its hidden suite left a `LabRecord` (lab/record.py) in the run's
+extras; from it:
+
+    write_evidence(out_dir, record, signals, submission, command) -> Path
+    write_fault_plot(out_dir, record) -> Path | None
+
+`signals` maps the seven metric keys to whether the grading confirmed them.
+
+The evidence file is seed 000's `learn-llm.evidence.v1` learner template (TEMPLATE below,
+copied verbatim from the "Evidence" section of that page) with every placeholder replaced
+by this run's values: the commit of the submission, the date, a sanitised environment
+string (versions and platform only: no paths, no host name), the seed of the student's
+run_fault_injection, the commands, each metric's expected and actual value, the
+artifacts, and the signals that did not hold.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import math
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from autograder.reports.files import atomic_write
+from autograder.units.rnn_prehistory.lab import record as lab_record
+from autograder.units.rnn_prehistory.lab.record import LabRecord
+
+TOPIC = "fault_injection"
+EVIDENCE_FILE = "evidence.yaml"
+PLOT_FILE = "fault_injection.png"
+PLOT_SIZE_IN, PLOT_DPI = (12.0, 4.5), 100      # 1200 x 450 pixels
+
+# Seed 000, "Evidence": the learner's submission template (placeholders are <...>).
+TEMPLATE = """\
+schema: learn-llm.evidence.v1
+module: sequence-models-prehistory
+commit: <learner-commit-sha>
+verified_at: <iso-date>
+environment: <sanitized-python-device>
+seed: 42
+commands:
+  - python <your-rnn-prehistory-script>.py   # 本页三级实验 + 两处故障注入
+metrics:
+  - name: near_one_product_stays_bounded
+    expected: true
+    actual: <recorded-value>
+  - name: rho_below_one_gradient_decays
+    expected: true
+    actual: <recorded-value>
+  - name: rho_above_one_gradient_explodes
+    expected: true
+    actual: <recorded-value>
+  - name: rho_one_tanh_saturation_still_decays
+    expected: true
+    actual: <recorded-value>
+  - name: clipping_caps_norm_keeps_training_alive
+    expected: true
+    actual: <recorded-value>
+  - name: clipping_does_not_rescue_vanishing
+    expected: true
+    actual: <recorded-value>
+  - name: bptt_matches_finite_difference
+    expected: relative-error-under-1e-6
+    actual: <recorded-value>
+artifacts:
+  - <your-rnn-prehistory-script>.py
+cost:
+  gross_usd: 0
+  credit_usd: 0
+licenses:
+  - source: Stanford CS230 VIP cheatsheet (Amidi & Amidi, 2018)
+    license: link-only-attribution
+  - source: Ernest K. Ryu, RL of LLMs (Spring 2025), Chapter 2
+    license: link-only-attribution
+known_failures:
+  - none
+"""
+
+
+def template() -> dict:
+    return yaml.safe_load(TEMPLATE)
+
+
+def submission_commit(submission: Path) -> str:
+    """HEAD of the git checkout holding the submission, else "not-a-git-checkout"."""
+    try:
+        proc = subprocess.run(["git", "-C", str(submission), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C"})
+    except (OSError, subprocess.SubprocessError):
+        return "not-a-git-checkout"
+    sha = proc.stdout.strip()
+    if proc.returncode == 0 and len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha):
+        return sha
+    return "not-a-git-checkout"
+
+
+def sanitised_environment() -> str:
+    """e.g. "python-3.11.7 numpy-2.4.6 linux-x86_64 cpu": versions and platform, nothing else."""
+    system = platform.system().lower() or "unknown"
+    machine = platform.machine().lower() or "unknown"
+    return f"python-{platform.python_version()} numpy-{np.__version__} {system}-{machine} cpu"
+
+
+def sanitise_command(command: str, cwd: Path | None = None) -> str:
+    """The command with absolute paths made relative to the working folder (or cut to their
+    last component when outside it), so no machine path lands in the evidence."""
+    cwd = Path(cwd or os.getcwd())
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    out = []
+    for word in words:
+        if word.startswith(("/", "~")):
+            path = Path(os.path.expanduser(word))
+            try:
+                word = os.path.relpath(path, cwd) if path.is_relative_to(cwd) else path.name or "."
+            except ValueError:
+                word = path.name or "."
+        out.append(word)
+    return shlex.join(out)
+
+
+def _number(value):
+    """A YAML-friendly metric value: bools stay bools, floats stay floats (non-finite as text)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else str(v)
+    if isinstance(value, str):
+        try:
+            v = float(value)       # "inf"/"nan" stored as text by the suite
+            return value if not math.isfinite(v) else v
+        except ValueError:
+            return value
+    return str(value)
+
+
+def metric_actual(lab: LabRecord, key: str):
+    """What the student's run_fault_injection measured for one metric (the returned bool;
+    the relative error itself for bptt_matches_finite_difference)."""
+    returned = lab.returned
+    if not isinstance(returned, dict):
+        reason = lab.returned_error or "run_fault_injection did not return a dict"
+        return f"not-measured: {str(reason).splitlines()[0][:160]}"
+    field = "bptt_rel_error" if key == "bptt_matches_finite_difference" else key
+    if field not in returned:
+        return f"not-measured: run_fault_injection returned no {field}"
+    return _number(returned[field])
+
+
+def build_evidence(lab: LabRecord, signals: dict, submission: Path, command: str,
+                   today: _dt.date | None = None) -> dict:
+    doc = template()
+    seed = lab.seed
+    doc["commit"] = submission_commit(Path(submission))
+    doc["verified_at"] = (today or _dt.date.today()).isoformat()
+    doc["environment"] = sanitised_environment()
+    doc["seed"] = int(seed) if isinstance(seed, (int, np.integer)) else doc["seed"]
+    doc["commands"] = [sanitise_command(command),
+                       f"python -c 'import fault_injection; print(fault_injection.run_fault_injection({doc['seed']}))'"]
+    for metric in doc["metrics"]:
+        metric["actual"] = metric_actual(lab, metric["name"])
+    doc["artifacts"] = ["fault_injection.py", f"reports/{PLOT_FILE}", "reports/score.json", f"reports/{EVIDENCE_FILE}"]
+    names = [m["name"] for m in doc["metrics"]]
+    failures = [n for n in names if not (signals or {}).get(n, False)]
+    doc["known_failures"] = failures or ["none"]
+    return doc
+
+
+def write_evidence(out_dir: Path, lab: LabRecord, signals: dict, submission: Path, command: str) -> Path:
+    """Write <out_dir>/evidence.yaml (learn-llm.evidence.v1, filled) and return its path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = build_evidence(lab, signals, Path(submission), command)
+    text = ("# learn-llm.evidence.v1, filled in by the autograder from this grading run\n"
+            "# (the course notes' evidence template; actual = what your run_fault_injection measured).\n")
+    text += yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    path = out_dir / EVIDENCE_FILE
+    atomic_write(path, text)
+    return path
+
+
+# ----------------------------------------------------------------------------- figure
+RHO_COLOURS = {"0.5": "tab:blue", "1.0": "tab:orange", "1.5": "tab:red"}
+
+
+def _positive(values, top: float = 1e200) -> np.ndarray:
+    """Values for a log axis: 0, negatives, inf, nan and values above `top` are not drawn
+    (matplotlib's log ticks overflow near the float64 limit)."""
+    arr = np.array([float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
+                    for v in values], dtype=float)
+    arr[~(np.isfinite(arr) & (arr > 0) & (arr <= top))] = np.nan
+    return arr
+
+
+def _log10(values) -> np.ndarray:
+    arr = _positive(values, top=np.finfo(float).max)
+    return np.log10(arr)
+
+
+def _source_label(source: str) -> str:
+    return "your primitives" if source == "student" else "reference primitives (yours failed)"
+
+
+def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
+    """Write <out_dir>/fault_injection.png: ||dh_T/dh_{T-k}|| against k (log scale) for
+    rho in {0.5, 1.0, 1.5}, tanh and linear, and the training loss with and without
+    clipping. Returns None when the run left no curve data (the hidden suite did not run)."""
+    curves, losses = lab.curves, lab.loss_curves
+    if not curves and not losses:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2)
+    if curves:
+        steps = np.asarray(curves.steps_back or [], dtype=float)
+        for rho in ("0.5", "1.0", "1.5"):
+            for activation, style in (("tanh", "-"), ("linear", "--")):
+                values = (curves.norms or {}).get(f"rho{rho}_{activation}")
+                if values is None:
+                    continue
+                y = _positive(values)
+                x = steps if len(steps) == len(y) else np.arange(1, len(y) + 1)
+                label = f"rho = {rho}, {activation}" + (" (median of 8 states)" if rho == "1.0" and activation == "tanh"
+                                                         else "")
+                left.semilogy(x, y, style, color=RHO_COLOURS[rho], label=label)
+        left.set_title(f"BPTT chain, seed {curves.seed}: {_source_label(curves.source)}",
+                       fontsize=9)
+        left.set_xlabel("steps back k")
+        left.set_ylabel("||dh_T / dh_(T-k)||_2")
+        left.legend(fontsize=7, loc="lower left")
+        left.grid(True, which="major", alpha=0.3)
+    else:
+        left.text(0.5, 0.5, "no gradient-norm data in this run", ha="center", va="center")
+    if losses:
+        # log10 on a linear axis: the unclipped loss passes 1e200 on its way to inf.
+        clip, noclip = _log10(losses.clip or []), _log10(losses.noclip or [])
+        right.plot(np.arange(len(clip)), clip, "-", color="tab:green", label="clipped at tau = 5")
+        right.plot(np.arange(len(noclip)), noclip, "o-", color="tab:red", label="no clipping")
+        shown = np.concatenate([clip[np.isfinite(clip)], noclip[:1][np.isfinite(noclip[:1])]])
+        if shown.size:   # keep the clipped curve readable; the unclipped one leaves the chart
+            right.set_ylim(shown.min() - 1.0, shown.max() + 4.0)
+        first = losses.noclip_first_nonfinite_step
+        finite = np.flatnonzero(np.isfinite(noclip))
+        if finite.size:
+            last = int(finite[-1])
+            note = f"no clipping: loss 1e{noclip[last]:.0f} at step {last}"
+            note += f", inf/nan at step {first}" if first is not None else ""
+            right.annotate(note, xy=(0.08, 0.90), xycoords="axes fraction", fontsize=8, color="tab:red")
+        right.set_title(f"linear RNN, rho = 1.5, SGD lr 0.05, seed {losses.seed}: "
+                        f"{_source_label(losses.source)}", fontsize=9)
+        right.set_xlabel("SGD step")
+        right.set_ylabel("log10 of the training loss")
+        right.legend(fontsize=8)
+        right.grid(True, alpha=0.3)
+    else:
+        right.text(0.5, 0.5, "no training-loss data in this run", ha="center", va="center")
+    # Fixed margins: tight_layout measures every text extent and costs ~0.5 s per report.
+    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.12, top=0.92, wspace=0.2)
+    png = io.BytesIO()
+    fig.savefig(png, dpi=PLOT_DPI, format="png")
+    path = Path(out_dir) / PLOT_FILE
+    atomic_write(path, png.getvalue())
+    return path
+
+
+class Plotter:
+    """Draws the figure in a child process started before grading, so that importing
+    matplotlib (~0.5 s) overlaps the grading instead of following it.
+
+    The child gets plain JSON (the curve data of `report_extras`) on stdin and writes the
+    PNG; grading never waits for it until `finish`.
+    """
+
+    def __init__(self):
+        import subprocess
+        import sys
+
+        self._proc = subprocess.Popen([sys.executable, "-m", "autograder.units.rnn_prehistory.artefacts"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def finish(self, out_dir: Path, lab: LabRecord | None) -> Path | None:
+        """Send the data (None: no figure) and wait; the PNG's path, or None."""
+        import json
+
+        payload = json.dumps({"out_dir": str(out_dir), "lab": lab.to_plain()}).encode() if lab else b""
+        out, err = self._proc.communicate(payload, timeout=120)
+        if self._proc.returncode != 0:
+            raise RuntimeError(f"drawing {PLOT_FILE} failed: {err.decode(errors='replace')[-2000:]}")
+        return Path(out.decode().strip()) if out.strip() else None
+
+    def cancel(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+
+
+class Artefacts:
+    """The engine's hook: started before grading, asked to write after it."""
+
+    FILES = (EVIDENCE_FILE, PLOT_FILE)
+
+    def __init__(self, unit, topics: list[str], suite: str):
+        # The figure needs the hidden suite's data; start its renderer only when it can come.
+        self.plotter = Plotter() if TOPIC in topics and suite != "public" else None
+
+    def write(self, out_dir: Path, result, submission: Path, command: str) -> list[tuple[Path, str | None]]:
+        """(path, caption for score.md or None) of every file written."""
+        if lab_record.EXTRAS_KEY not in result.extras:
+            return []
+        lab = lab_record.of(result.extras)
+        written = [(write_evidence(out_dir, lab, result.signals, submission, command), None)]
+        try:
+            figure = self.plotter.finish(out_dir, lab) if self.plotter else write_fault_plot(out_dir, lab)
+        except Exception as exc:  # noqa: BLE001 - a missing figure must not cost the score report
+            print(f"autograder: warning: no figure: {exc}", file=sys.stderr)
+            figure = None
+        if figure:
+            written.append((figure, "gradient norms and training loss"))
+        return written
+
+    def close(self) -> None:
+        if self.plotter is not None:
+            self.plotter.cancel()
+
+
+def _plot_main() -> None:
+    import json
+    import sys
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401  (the slow import, done first)
+    from matplotlib.figure import Figure  # noqa: F401
+
+    raw = sys.stdin.buffer.read()
+    if raw:
+        job = json.loads(raw)
+        path = write_fault_plot(Path(job["out_dir"]), LabRecord.from_plain(job["lab"]))
+        print(path or "")
+
+
+if __name__ == "__main__":
+    _plot_main()

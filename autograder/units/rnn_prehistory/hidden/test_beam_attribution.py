@@ -1,0 +1,254 @@
+"""Hidden suite for beam_search.py [beam_attribution] (SPEC §3.5).
+
+Expected values come from direct computations in this file (a greedy loop, exhaustive
+enumeration, sums read straight from the model's table) or from the reference solution,
+never from the student's code. Models are tiny, so the whole suite is a few dozen calls.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from autograder.checks import CheckFailed
+from autograder.units.rnn_prehistory.helpers.language_models import (BigramLM, NGramLM, dyadic_ngram_lm, random_ngram_lm,
+                                               random_positional_lm)
+
+TOL = 1e-9
+
+
+# ----------------------------------------------------------------------------- helpers
+def direct_score(lm, tokens, alpha=0.0) -> float:
+    """sum_t log p(y_t | bos, y_<t) / T**alpha, added left to right as the SPEC's beam does."""
+    if not tokens:
+        return 0.0
+    total = 0.0
+    for t, token in enumerate(tokens):
+        total += float(lm((lm.bos,) + tuple(tokens[:t]))[token])
+    return total / len(tokens) ** alpha
+
+
+def complete_sequences(vocab_size, eos, max_len):
+    """Everything the beam can return: eos-terminated sequences of length <= max_len
+    (eos only at the end) and eos-free sequences of length exactly max_len."""
+    others = [v for v in range(vocab_size) if v != eos]
+    out = []
+    for length in range(1, max_len + 1):
+        out += [body + (eos,) for body in itertools.product(others, repeat=length - 1)]
+    out += list(itertools.product(others, repeat=max_len))
+    return out
+
+
+def exhaustive_ranking(lm, eos, max_len, alpha):
+    seqs = complete_sequences(lm.vocab_size, eos, max_len)
+    return sorted(((s, direct_score(lm, s, alpha)) for s in seqs), key=lambda r: (-r[1], r[0]))
+
+
+def greedy_decode(lm, eos, max_len):
+    tokens = ()
+    for _ in range(max_len):
+        v = int(np.argmax(lm((lm.bos,) + tokens)))    # first maximum = smallest id on ties
+        tokens += (v,)
+        if v == eos:
+            break
+    return tokens
+
+
+def with_eos_weight(lm, eos: int, weight: float):
+    """The same model with p(eos | .) multiplied by `weight`, renormalised."""
+    p = np.exp(lm.log_probs)
+    p[..., eos] *= weight
+    p /= p.sum(axis=-1, keepdims=True)
+    return type(lm)(np.log(p), lm.bos)
+
+
+def make_lm(rng, vocab, order, concentration=0.5):
+    """order 2: a bigram table per position (no ties that only float rounding could break);
+    order 3: a trigram model (kept to max_len <= 5, where reordered transitions cannot tie)."""
+    if order == 2:
+        return random_positional_lm(rng, vocab, concentration=concentration)
+    return random_ngram_lm(rng, vocab, order=order, concentration=concentration)
+
+
+def as_results(value, what):
+    if not isinstance(value, (list, tuple)):
+        raise CheckFailed(f"{what} should return a list of (tokens, score) pairs, got {type(value).__name__}")
+    out = []
+    for item in value:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise CheckFailed(f"{what}: each entry should be a (tokens, score) pair, got {item!r}")
+        tokens, score = item
+        try:
+            out.append((tuple(int(t) for t in tokens), float(score)))
+        except (TypeError, ValueError):
+            raise CheckFailed(f"{what}: tokens must be a tuple of ints and score a float, got {item!r}") from None
+    return out
+
+
+def compare_results(got, expected, what, beam_width=None):
+    got = as_results(got, what)
+    if beam_width is not None and len(got) > beam_width:
+        raise CheckFailed(f"{what} returned {len(got)} sequences for beam_width={beam_width}: every finished "
+                          "hypothesis uses up one slot (budget = beam_width - len(finished))")
+    got_tokens, want_tokens = [t for t, _ in got], [t for t, _ in expected]
+    if sorted(got_tokens) != sorted(want_tokens):
+        missing = [t for t in want_tokens if t not in got_tokens][:3]
+        extra = [t for t in got_tokens if t not in want_tokens][:3]
+        raise CheckFailed(f"{what} returned {len(got)} sequences, expected {len(expected)}; "
+                          f"missing e.g. {missing}, unexpected e.g. {extra}")
+    if got_tokens != want_tokens:
+        i = next(i for i, (a, b) in enumerate(zip(got_tokens, want_tokens)) if a != b)
+        raise CheckFailed(f"{what} returned the right sequences in the wrong order: position {i} holds "
+                          f"{got_tokens[i]}, expected {want_tokens[i]} (best score first, ties: the "
+                          "lexicographically smaller token tuple first)")
+    for (tokens, score), (_, want) in zip(got, expected):
+        if not math.isclose(score, want, rel_tol=TOL, abs_tol=TOL):
+            raise CheckFailed(f"{what}: the score of {tokens} is {score:.10g}, expected {want:.10g} "
+                              "(sequence_score with the same alpha)")
+
+
+# ----------------------------------------------------------------------------- tests
+def test_sequence_score_matches_direct_sum(beam_search, rng):
+    for order, vocab in [(2, 4), (3, 5), (1, 3)]:
+        lm = random_ngram_lm(rng, vocab, order=order) if order != 2 else random_positional_lm(rng, vocab)
+        for alpha in (0.0, 0.6, 1.0):
+            length = int(rng.integers(1, 7))
+            tokens = tuple(int(t) for t in rng.integers(0, vocab, size=length))
+            got = beam_search.sequence_score(lm, tokens, lm.bos, alpha)
+            want = direct_score(lm, tokens, alpha)
+            if not math.isclose(float(got), want, rel_tol=TOL, abs_tol=TOL):
+                raise CheckFailed(f"sequence_score of a length-{length} sequence (random model, alpha={alpha}) "
+                                  f"is {float(got):.8g}, expected {want:.8g}: each term conditions on bos and the "
+                                  "tokens before it, and the sum is divided by T**alpha with T = len(tokens)")
+    assert beam_search.sequence_score(lm, (), lm.bos, 1.0) == 0.0, "an empty sequence scores 0.0"
+
+
+def test_greedy_is_beam_width_one(beam_search, rng):
+    for order, vocab, max_len, alpha in [(2, 4, 5, 0.0), (3, 4, 6, 0.7), (2, 6, 4, 1.0), (3, 3, 1, 0.0)]:
+        lm = make_lm(rng, vocab, order, concentration=0.3)
+        eos = int(rng.integers(vocab))
+        tokens = greedy_decode(lm, eos, max_len)
+        compare_results(beam_search.beam_search(lm, lm.bos, eos, 1, max_len, alpha),
+                        [(tokens, direct_score(lm, tokens, alpha))],
+                        f"beam_search with beam_width=1 (greedy decoding, max_len={max_len})", beam_width=1)
+
+
+def test_wide_beam_equals_exhaustive_enumeration(beam_search, rng):
+    # With beam_width >= the number of complete sequences nothing is ever pruned, so the
+    # beam returns every complete sequence, ranked; its first entry is the exhaustive argmax.
+    for order, vocab, max_len, alpha in [(2, 3, 4, 0.0), (3, 4, 3, 1.0), (2, 4, 3, 0.5)]:
+        lm = make_lm(rng, vocab, order)
+        eos = int(rng.integers(vocab))
+        expected = exhaustive_ranking(lm, eos, max_len, alpha)
+        got = beam_search.beam_search(lm, lm.bos, eos, len(expected), max_len, alpha)
+        compare_results(got, expected, f"beam_search with beam_width={len(expected)} = the number of complete "
+                        f"sequences (V={vocab}, max_len={max_len}, alpha={alpha})")
+
+
+def test_beam_matches_reference_random_models(beam_search, reference, rng):
+    configs = [  # (order, vocab, beam_width, max_len, alpha, eos weight)
+        (2, 4, 2, 5, 0.0, 1.0), (2, 5, 3, 4, 0.7, 3.0), (3, 4, 3, 5, 1.0, 1.0), (2, 6, 4, 3, 0.0, 0.2),
+        (3, 5, 2, 5, 0.5, 2.0), (2, 3, 5, 6, 1.0, 1.0), (2, 5, 4, 5, 0.0, 4.0), (3, 4, 4, 4, 0.8, 0.5),
+    ]
+    for order, vocab, width, max_len, alpha, eos_weight in configs:
+        eos = int(rng.integers(vocab))
+        lm = with_eos_weight(make_lm(rng, vocab, order, concentration=0.4), eos, eos_weight)
+        expected = reference.beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha)
+        compare_results(beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha), expected,
+                        f"beam_search(beam_width={width}, max_len={max_len}, alpha={alpha}) on a random "
+                        f"model with {vocab} tokens", beam_width=width)
+
+
+def test_beam_ties_lexicographic(beam_search, reference, rng):
+    # Uniform model: every step is a tie, so the token order alone decides.
+    v = 3
+    uniform = BigramLM(np.full((v + 1, v), np.log(1.0 / v)), bos=v)
+    third = math.log(1.0 / v)
+    compare_results(beam_search.beam_search(uniform, v, 0, 2, 3), [((0,), third), ((1, 0), third + third)],
+                    "beam_search(beam_width=2) on a uniform model with eos=0: (0,) and (1,) tie with (2,) at "
+                    "step 1 and win as the smaller tuples; then (1, 0) beats (1, 1), (1, 2)")
+    # A tie across parents: after step 1 the beam holds (2,) at -0.25 and (1,) at -0.5; then
+    # (1, 1), (1, 2) and (2, 2) all reach -0.75 for 2 slots. The smaller tuples win, although
+    # (2, 2) is generated first (its parent ranks higher).
+    cross = BigramLM(np.array([[-1.0, -1.0, -1.0], [-2.0, -0.25, -0.25], [-2.0, -2.0, -0.5],
+                               [-1.0, -0.5, -0.25]]), bos=3)
+    compare_results(beam_search.beam_search(cross, 3, 0, 2, 2), [((1, 1), -0.75), ((1, 2), -0.75)],
+                    "beam_search(beam_width=2, max_len=2) with a three-way tie at -0.75 between (2, 2), (1, 1) "
+                    "and (1, 2) for two slots", beam_width=2)
+    # Dyadic scores: exact ties between different parents and lengths.
+    for order, vocab, width, max_len in [(2, 3, 3, 4), (2, 4, 2, 4), (3, 3, 4, 3), (2, 4, 5, 3)]:
+        lm = dyadic_ngram_lm(rng, vocab, order=order, levels=2)
+        eos = int(rng.integers(vocab))
+        compare_results(beam_search.beam_search(lm, lm.bos, eos, width, max_len),
+                        reference.beam_search.beam_search(lm, lm.bos, eos, width, max_len),
+                        f"beam_search(beam_width={width}, max_len={max_len}) on a model with many exactly tied "
+                        "scores (ties: the lexicographically smaller token tuple first, both when pruning and "
+                        "in the final ranking)", beam_width=width)
+
+
+def test_beam_edge_cases(beam_search, reference, rng):
+    lm = random_positional_lm(rng, 4)
+    compare_results(beam_search.beam_search(lm, lm.bos, 0, 3, 0), [((), 0.0)], "beam_search with max_len=0")
+    # Width larger than the vocabulary, one step: every single token comes back, ranked.
+    compare_results(beam_search.beam_search(lm, lm.bos, 0, 6, 1),
+                    sorted((((t,), direct_score(lm, (t,))) for t in range(4)), key=lambda r: (-r[1], r[0])),
+                    "beam_search(beam_width=6, max_len=1)")
+    # eos almost never: the live hypotheses after max_len are the result.
+    rare = with_eos_weight(lm, 0, 1e-6)
+    compare_results(beam_search.beam_search(rare, rare.bos, 0, 3, 4),
+                    reference.beam_search.beam_search(rare, rare.bos, 0, 3, 4),
+                    "beam_search when no hypothesis ends in eos within max_len (the live ones count as finished)",
+                    beam_width=3)
+    # eos almost always: the beam fills with finished hypotheses and stops early.
+    eager = with_eos_weight(lm, 0, 1e6)
+    compare_results(beam_search.beam_search(eager, eager.bos, 0, 3, 5),
+                    reference.beam_search.beam_search(eager, eager.bos, 0, 3, 5),
+                    "beam_search when eos is the likeliest token everywhere", beam_width=3)
+
+
+def test_attribute_error_strict_inequality(beam_search, rng):
+    lm = random_ngram_lm(rng, 4)
+    seqs = complete_sequences(4, 0, 3)
+    picks = [seqs[i] for i in rng.choice(len(seqs), size=6, replace=False)]
+    for ref, hyp in zip(picks[::2], picks[1::2]):
+        for a, b in ((ref, hyp), (hyp, ref)):
+            want = "search" if direct_score(lm, a) > direct_score(lm, b) else "model"
+            got = beam_search.attribute_error(lm, a, b, lm.bos)
+            if got != want:
+                raise CheckFailed(f"attribute_error returned {got!r}, expected {want!r}: 'search' exactly when the "
+                                  "reference scores strictly higher than the hypothesis")
+    same = picks[0]
+    got = beam_search.attribute_error(lm, same, same, lm.bos, 0.5)
+    assert got == "model", f"reference == hypothesis gave {got!r}: equal scores are a model error (strict >)"
+    # Two different sequences with exactly equal scores (dyadic log-scores are exact).
+    dy = NGramLM(np.array([[-0.5, -0.25, -0.75], [-0.5, -0.25, -0.75], [-0.25, -0.25, -0.75],
+                           [-0.5, -0.25, -0.5]]), bos=3)
+    ref, hyp = (1, 2, 0), (2, 1, 0)     # -0.25 - 0.75 - 0.25 = -1.25 and -0.5 - 0.25 - 0.5 = -1.25
+    assert direct_score(dy, ref) == direct_score(dy, hyp)
+    for a, b in ((ref, hyp), (hyp, ref)):
+        got = beam_search.attribute_error(dy, a, b, dy.bos)
+        assert got == "model", (f"two different sequences with exactly equal scores gave {got!r}: only a strictly "
+                                "higher reference score is a search error")
+
+
+def test_attribute_error_uses_length_normalisation(beam_search, rng):
+    # The public trap model: hypothesis (eos,) scores log .1 = -2.30; reference (a, a, eos)
+    # scores log .06 = -2.81 in total but -0.94 per token.
+    trap = BigramLM(np.log(np.array([[0.1, 0.5, 0.4], [0.4, 0.3, 0.3], [0.9, 0.05, 0.05], [0.1, 0.5, 0.4]])), bos=3)
+    cases = [(trap, (1, 1, 0), (0,))]
+    # And a random model: a pair whose verdict flips between alpha = 0 and alpha = 1.
+    lm = random_ngram_lm(rng, 4)
+    scores = {s: (direct_score(lm, s), direct_score(lm, s, 1.0)) for s in complete_sequences(4, 0, 3)}
+    for a, b in itertools.combinations(scores, 2):
+        if (scores[a][0] > scores[b][0]) != (scores[a][1] > scores[b][1]):
+            cases.append((lm, a, b))
+            break
+    for model, ref, hyp in cases:
+        for alpha in (0.0, 1.0):
+            want = "search" if direct_score(model, ref, alpha) > direct_score(model, hyp, alpha) else "model"
+            got = beam_search.attribute_error(model, ref, hyp, model.bos, alpha)
+            if got != want:
+                raise CheckFailed(f"attribute_error(alpha={alpha}) returned {got!r}, expected {want!r}: compare "
+                                  "the scores under the beam's own objective, sequence_score(..., alpha)")

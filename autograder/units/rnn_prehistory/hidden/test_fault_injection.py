@@ -1,0 +1,397 @@
+"""Hidden suite of the fault-injection lab.
+
+Two kinds of tests:
+
+- the primitives on inputs with a known answer (outside oracles: math.fsum of logs,
+  eigenvalues of matrices built with known spectra, finite differences of the rollout,
+  matrix powers, the global norm computed here);
+- each of the seven signals, graded three ways (tables and experiments in
+  `lab/fault_lab.py`):
+  (a) the student's `run_fault_injection(seed)`: the signal is true, its figures are in
+      plausible ranges and agree with the signal's criterion;
+  (c) the same run with one primitive replaced by a known-broken one: the signal must
+      turn false (and its figures must say so). (a) and (c) are one rubric entry,
+      "measured": a lab that returns constants or recomputes a primitive inline earns
+      nothing there;
+  (b) the grader's own run of the experiment calling the student's primitives: the
+      signal must hold ("rerun").
+
+Everything the run saw goes into one `LabRecord` (lab/record.py), which the evidence
+file and the figure read.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from autograder.checks import CheckFailed, expect_array, expect_not_mutated, expect_tuple
+from autograder.units.rnn_prehistory.lab.fault_lab import (BROKEN, EXPECTED, RERUN_FUNCTIONS, RERUNS,
+                                                           SIGNAL_FIGURES, SIGNAL_HINTS, T_STEPS, Primitives,
+                                                           _fmt, check_returned, pool_seed, rerun_holds)
+from autograder.units.rnn_prehistory.lab.record import (EXTRAS_KEY, LabRecord, LossCurves, NormCurves,
+                                                        SignalRecord, plain)
+
+# ================================================================== fixtures and records
+def _lab_record(report_extras) -> LabRecord:
+    return report_extras.setdefault(EXTRAS_KEY, LabRecord())
+
+
+def _record(signals, report_extras, key, way, ok, **fields):
+    signals[key] = bool(signals.get(key, True) and ok)
+    entry = _lab_record(report_extras).signals.setdefault(key, SignalRecord(EXPECTED[key]))
+    entry.checks[way] = bool(ok)
+    entry.details.update({k: plain(v) for k, v in fields.items()})
+
+
+class _Graded:
+    """Records one way of grading a signal, whether the test passes or raises."""
+
+    def __init__(self, signals, report_extras, key, way):
+        self.args, self.fields = (signals, report_extras, key, way), {}
+
+    def __enter__(self):
+        return self.fields
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is not None:
+            self.fields[f"{self.args[3]}_message"] = str(getattr(exc, "message", exc))[:300]
+        _record(*self.args, exc is None, **self.fields)
+        return False
+
+
+@pytest.fixture(scope="module")
+def lab(fault_injection, run_seed, report_extras):
+    """The student's run_fault_injection(seed), once per grading run, and a cache of patched runs."""
+    seed = pool_seed(run_seed, "run_fault_injection")
+    record = _lab_record(report_extras)
+    record.seed = seed
+    state = {"seed": seed, "patched": {}}
+    try:
+        state["run"] = fault_injection.run_fault_injection(seed)
+        record.returned = plain(state["run"]) if isinstance(state["run"], dict) else repr(state["run"])[:200]
+    except Exception as exc:  # noqa: BLE001 - re-raised in every test that needs it
+        state["error"] = exc
+        record.returned_error = str(getattr(exc, "message", exc))[:300]
+    return state
+
+
+def _lab_run(lab):
+    if "error" in lab:
+        raise lab["error"]
+    return lab["run"]
+
+
+def _patched_run(fault_injection, lab, target, helper):
+    name = f"{target}={type(helper).__name__}"
+    if name not in lab["patched"]:
+        try:
+            lab["patched"][name] = fault_injection.run_fault_injection.patched({target: helper})(lab["seed"])
+        except Exception as exc:  # noqa: BLE001
+            lab["patched"][name] = exc
+    result = lab["patched"][name]
+    if isinstance(result, Exception):
+        message = getattr(result, "message", str(result))
+        raise CheckFailed(f"run_fault_injection({lab['seed']}) failed when {target} was replaced by a broken version "
+                          f"({type(helper).__name__}): {message[:400]}. The lab should measure and report, "
+                          "not stop, when a primitive misbehaves") from None
+    return name, result
+
+
+def _measured(key, fault_injection, lab, signals, report_extras):
+    with _Graded(signals, report_extras, key, "measured") as fields:
+        run = _lab_run(lab)
+        fields["actual"] = run.get("bptt_rel_error") if key == "bptt_matches_finite_difference" and isinstance(
+            run, dict) else (run.get(key) if isinstance(run, dict) else None)
+        fields["figures"] = {f: run.get(f) for f in SIGNAL_FIGURES[key]} if isinstance(run, dict) else {}
+        check_returned(key, run, expect=True)
+        fields["patched"] = {}
+        for target, helper in BROKEN[key]:
+            name, patched = _patched_run(fault_injection, lab, target, helper)
+            fields["patched"][name] = patched.get(key) if isinstance(patched, dict) else None
+            check_returned(key, patched, expect=False)
+
+
+@pytest.fixture(scope="module")
+def reruns(fault_injection, bptt, reference, run_seed, report_extras):
+    """The grader's own experiments through the student's primitives, each once per run.
+    The curves for reports/fault_injection.png are taken from here (or from the reference
+    primitives when the student's failed, labelled so)."""
+    student = Primitives(fault_injection, bptt)
+    ref = Primitives(reference.fault_injection, reference.bptt)
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            seed = pool_seed(run_seed, f"rerun-{name}")
+            try:
+                cache[name] = {"seed": seed, "result": RERUN_FUNCTIONS[name](student, seed), "source": "student"}
+            except Exception as exc:  # noqa: BLE001
+                cache[name] = {"seed": seed, "error": exc}
+                if name in ("spectral", "clipping"):
+                    cache[name]["fallback"] = RERUN_FUNCTIONS[name](ref, seed)
+            _store_figure_data(report_extras, name, cache[name])
+        return cache[name]
+
+    return get
+
+
+def _store_figure_data(report_extras, name, entry):
+    record = _lab_record(report_extras)
+    result = entry.get("result") or entry.get("fallback")
+    source = "student" if "result" in entry else "reference"
+    if name == "spectral" and result:
+        record.curves = NormCurves(source, entry["seed"], list(range(1, T_STEPS + 1)), plain(result["curves"]))
+    if name == "clipping" and result:
+        losses = plain(result["losses"])
+        record.loss_curves = LossCurves(source, entry["seed"], losses["clip"], losses["noclip"],
+                                        losses["noclip_first_nonfinite_step"])
+
+
+def _rerun(key, reruns, signals, report_extras):
+    with _Graded(signals, report_extras, key, "rerun") as fields:
+        entry = reruns(RERUNS[key])
+        fields["rerun_seed"] = entry["seed"]
+        if "error" in entry:
+            raise entry["error"]
+        result = entry["result"]
+        fields["rerun_values"] = {k: v for k, v in result["values"].items()}
+        if not rerun_holds(key, result):
+            shown = ", ".join(f"{k} = {_fmt(v)}" for k, v in result["values"].items())
+            raise CheckFailed(f"the grader's own run of the {key} experiment, calling your primitives, does not "
+                              f"show the signal ({shown}). {SIGNAL_HINTS[key]}")
+
+
+# ============================================================ primitives, known answers
+def _running_log_sum(factors):
+    out, acc = [], []
+    for f in factors:
+        if f == 0 or (out and out[-1] == -math.inf):
+            out.append(-math.inf)
+            continue
+        acc.append(math.log(abs(f)))
+        out.append(math.fsum(acc))
+    return np.array(out)
+
+
+def _expect_log_values(got, expected, what):
+    got = expect_array(got, expected.shape, what)
+    inf_expected = np.isneginf(expected)
+    if not np.array_equal(np.isneginf(got), inf_expected):
+        where = int(np.flatnonzero(np.isneginf(got) != inf_expected)[0])
+        raise CheckFailed(f"{what}[{where}] = {_fmt(float(got[where]))}, expected {_fmt(float(expected[where]))} "
+                          "(-inf from the first zero factor on, finite before it)")
+    finite = ~inf_expected
+    err = np.abs(got[finite] - expected[finite]) / (1 + np.abs(expected[finite]))
+    if not np.all(np.isfinite(got[finite])) or (err.size and err.max() > 1e-9):
+        where = int(np.flatnonzero(finite)[np.argmax(np.where(np.isfinite(err), err, np.inf))])
+        raise CheckFailed(f"{what}[{where}] = {_fmt(float(got[where]))}, expected {_fmt(float(expected[where]))}")
+
+
+def test_log_abs_cumprod_matches_running_log_sum(fault_injection, rng):
+    signs = rng.choice([-1.0, 1.0], size=40)
+    factors = signs * rng.uniform(0.2, 3.0, size=40)
+    factors[29] = 0.0
+    got = fault_injection.log_abs_cumprod(factors)
+    expect_not_mutated(fault_injection, "log_abs_cumprod")
+    _expect_log_values(got, _running_log_sum(factors), "log_abs_cumprod(factors) (signs mixed, a zero at index 29)")
+
+
+def test_log_abs_cumprod_does_not_underflow_or_overflow(fault_injection, rng):
+    for lo, hi, what in [(0.01, 0.3, "500 factors in [0.01, 0.3] (the product underflows to 0.0)"),
+                         (4.0, 8.0, "500 factors in [4, 8] (the product overflows to inf)")]:
+        factors = rng.uniform(lo, hi, size=500) * rng.choice([-1.0, 1.0], size=500)
+        _expect_log_values(fault_injection.log_abs_cumprod(factors), _running_log_sum(factors),
+                           f"log_abs_cumprod of {what}")
+
+
+def _with_spectrum(rng, eigenvalues):
+    """A non-normal real matrix with the given eigenvalues (complex ones as 2x2 rotation blocks)."""
+    blocks = []
+    for ev in eigenvalues:
+        if isinstance(ev, complex):
+            blocks.append(np.array([[ev.real, -ev.imag], [ev.imag, ev.real]]))
+        else:
+            blocks.append(np.array([[ev]]))
+    n = sum(b.shape[0] for b in blocks)
+    A, i = np.zeros((n, n)), 0
+    for b in blocks:
+        A[i:i + b.shape[0], i:i + b.shape[0]] = b
+        i += b.shape[0]
+    Q = np.eye(n) + np.triu(rng.normal(size=(n, n)), 1)    # det 1, well conditioned, not orthogonal
+    return Q @ A @ np.linalg.inv(Q)
+
+
+def test_scale_spectral_radius_uses_largest_eigenvalue_modulus(fault_injection, rng):
+    cases = [
+        ("a matrix whose dominant eigenvalue is -3 (largest real part 2)", [-3.0, 2.0, 1.0, 0.5], 3.0),
+        ("a matrix with eigenvalues 0.4 +- 2i (modulus 2.04) and 1.5", [complex(0.4, 2.0), 1.5, -0.2],
+         math.hypot(0.4, 2.0)),
+        ("a strongly non-normal matrix (largest singular value >> spectral radius)", None, 1.0),
+    ]
+    for what, spectrum, radius in cases:
+        if spectrum is None:
+            W = np.triu(rng.normal(size=(5, 5)) * 6.0, 1) + np.diag([1.0, -0.5, 0.25, 0.8, -0.9])
+        else:
+            W = _with_spectrum(rng, spectrum)
+        for rho in (0.5, 1.5):
+            got = expect_array(fault_injection.scale_spectral_radius(W, rho), W.shape,
+                               f"scale_spectral_radius on {what}")
+            expect_not_mutated(fault_injection, "scale_spectral_radius")
+            expected = W * (rho / radius)
+            err = np.max(np.abs(got - expected)) / np.max(np.abs(expected))
+            if not err < 1e-8:
+                measured = float(np.max(np.abs(np.linalg.eigvals(got)))) if np.all(np.isfinite(got)) else math.nan
+                raise CheckFailed(f"scale_spectral_radius(W, {rho}) on {what}: the result has spectral radius "
+                                  f"{_fmt(measured)}, expected {rho} (and it must be a positive multiple of W)")
+
+
+def _fd_chain_norms(Wh, U, h0, step=1e-6):
+    """||dh_T/dh_{T-k}||_2 by central differences of the rollout h_t = tanh(h_{t-1} Wh + U[t-1])."""
+    T, H = U.shape
+    hs = [h0]
+    for t in range(T):
+        hs.append(np.tanh(hs[-1] @ Wh + U[t]))
+
+    def roll(h, start):
+        for t in range(start, T):
+            h = np.tanh(h @ Wh + U[t])
+        return h
+
+    norms = np.empty(T)
+    for k in range(1, T + 1):
+        start = T - k
+        J = np.empty((H, H))
+        for j in range(H):
+            e = np.zeros(H)
+            e[j] = step
+            J[:, j] = (roll(hs[start] + e, start) - roll(hs[start] - e, start)) / (2 * step)
+        norms[k - 1] = np.linalg.norm(J, 2)
+    return np.array(hs), norms
+
+
+def test_jacobian_chain_norms_tanh_matches_finite_differences(fault_injection, rng):
+    for scale, what in [(0.7, "small states"), (2.5, "saturating states")]:
+        H, T = 5, 7
+        Wh = rng.normal(size=(H, H)) * scale / math.sqrt(H)
+        hs, expected = _fd_chain_norms(Wh, rng.normal(size=(T, H)) * 0.8, np.tanh(rng.normal(size=H)))
+        got = expect_array(fault_injection.jacobian_chain_norms(Wh, hs, "tanh"), (T,),
+                           f"jacobian_chain_norms(Wh, hs, 'tanh') with {what}")
+        expect_not_mutated(fault_injection, "jacobian_chain_norms")
+        # finite differences carry an absolute error ~1e-10 (the smallest norms here are ~1e-9)
+        excess = np.abs(got - expected) / (1e-6 * expected + 1e-8)
+        if not np.max(excess) <= 1.0:
+            k = int(np.argmax(excess)) + 1
+            raise CheckFailed(f"jacobian_chain_norms(Wh, hs, 'tanh') with {what}: ||dh_T/dh_(T-{k})|| = "
+                              f"{_fmt(float(got[k - 1]))}, finite differences give {_fmt(float(expected[k - 1]))}")
+
+
+def test_jacobian_chain_norms_linear_is_the_weight_factor(fault_injection, rng):
+    H, T = 6, 9
+    Wh = rng.normal(size=(H, H)) / math.sqrt(H) * 1.3
+    hs = np.tanh(rng.normal(size=(T + 1, H)))          # not a linear rollout: the states must not matter
+    expected = np.array([np.linalg.norm(np.linalg.matrix_power(Wh, k), 2) for k in range(1, T + 1)])
+    got = expect_array(fault_injection.jacobian_chain_norms(Wh, hs, "linear"), (T,),
+                       "jacobian_chain_norms(Wh, hs, 'linear')")
+    err = np.abs(got - expected) / expected
+    if not np.max(err) < 1e-8:
+        k = int(np.argmax(err)) + 1
+        raise CheckFailed(f"jacobian_chain_norms(Wh, hs, 'linear')[{k - 1}] = {_fmt(float(got[k - 1]))}, expected "
+                          f"||Wh^{k}||_2 = {_fmt(float(expected[k - 1]))} (no activation factor in the linear chain)")
+
+
+def test_clip_grad_norm_global_scaling_keeps_direction(fault_injection, rng):
+    def call(grads, max_norm, what):
+        clipped, total = expect_tuple(fault_injection.clip_grad_norm(grads, max_norm), 2, "clip_grad_norm")
+        expect_not_mutated(fault_injection, "clip_grad_norm")
+        if not isinstance(clipped, dict) or set(clipped) != set(grads):
+            raise CheckFailed(f"clip_grad_norm({what})[0] should be a dict with the keys {sorted(grads)}")
+        oracle = math.sqrt(math.fsum(float(v) ** 2 for g in grads.values() for v in np.ravel(g)))
+        try:
+            total = float(total)
+        except (TypeError, ValueError):
+            raise CheckFailed(f"clip_grad_norm({what})[1] should be a number, got {type(total).__name__}") from None
+        if not abs(total - oracle) <= 1e-9 * oracle:
+            raise CheckFailed(f"clip_grad_norm({what}) returned total_norm {_fmt(total)}, expected the global L2 "
+                              f"norm over all arrays {_fmt(oracle)}")
+        return clipped, oracle
+
+    grads = {"Wx": rng.normal(size=(4, 3)) * 3.0, "b": rng.normal(size=3) * 0.05, "Wh": rng.normal(size=(2, 2, 2)) * 5}
+    for factor, what in [(0.3, "a total norm above max_norm"), (1e-7, "a total norm 1e7 times max_norm")]:
+        total = math.sqrt(sum(float(np.sum(g**2)) for g in grads.values()))
+        max_norm = factor * total
+        clipped, oracle = call(grads, max_norm, what)
+        for k, g in grads.items():
+            c = expect_array(clipped[k], g.shape, f"clip_grad_norm({what})[0][{k!r}]")
+            ratio = np.linalg.norm(c - g * (max_norm / oracle)) / np.linalg.norm(g * (max_norm / oracle))
+            if not ratio < 1e-6:
+                raise CheckFailed(f"clip_grad_norm with {what}: {k!r} is not grads[{k!r}] * max_norm / total_norm "
+                                  "(every array must be scaled by the same factor, computed from the global norm)")
+    small = {"a": rng.normal(size=(3, 2)), "b": rng.normal(size=4)}
+    for max_norm, grads2, what in [(100.0, small, "a total norm below max_norm"),
+                                   (1.0, {"a": np.zeros((2, 2)), "b": np.zeros(3)}, "all-zero gradients")]:
+        clipped, _ = call(grads2, max_norm, what)
+        for k, g in grads2.items():
+            c = expect_array(clipped[k], g.shape, f"clip_grad_norm({what})[0][{k!r}]")
+            if not (np.all(np.isfinite(c)) and np.allclose(c, g, rtol=1e-12, atol=0)):
+                raise CheckFailed(f"clip_grad_norm with {what} changed {k!r}: below the threshold the gradients "
+                                  "must stay as they are (clipping only ever scales down)")
+
+
+# ================================================================= the seven signals
+def test_near_one_product_stays_bounded_measured(fault_injection, lab, signals, report_extras):
+    _measured("near_one_product_stays_bounded", fault_injection, lab, signals, report_extras)
+
+
+def test_near_one_product_stays_bounded_rerun(reruns, signals, report_extras):
+    _rerun("near_one_product_stays_bounded", reruns, signals, report_extras)
+
+
+def test_rho_below_one_gradient_decays_measured(fault_injection, lab, signals, report_extras):
+    _measured("rho_below_one_gradient_decays", fault_injection, lab, signals, report_extras)
+
+
+def test_rho_below_one_gradient_decays_rerun(reruns, signals, report_extras):
+    _rerun("rho_below_one_gradient_decays", reruns, signals, report_extras)
+
+
+def test_rho_above_one_gradient_explodes_measured(fault_injection, lab, signals, report_extras):
+    _measured("rho_above_one_gradient_explodes", fault_injection, lab, signals, report_extras)
+
+
+def test_rho_above_one_gradient_explodes_rerun(reruns, signals, report_extras):
+    _rerun("rho_above_one_gradient_explodes", reruns, signals, report_extras)
+
+
+def test_rho_one_tanh_saturation_still_decays_measured(fault_injection, lab, signals, report_extras):
+    _measured("rho_one_tanh_saturation_still_decays", fault_injection, lab, signals, report_extras)
+
+
+def test_rho_one_tanh_saturation_still_decays_rerun(reruns, signals, report_extras):
+    _rerun("rho_one_tanh_saturation_still_decays", reruns, signals, report_extras)
+
+
+def test_clipping_caps_norm_keeps_training_alive_measured(fault_injection, lab, signals, report_extras):
+    _measured("clipping_caps_norm_keeps_training_alive", fault_injection, lab, signals, report_extras)
+
+
+def test_clipping_caps_norm_keeps_training_alive_rerun(reruns, signals, report_extras):
+    _rerun("clipping_caps_norm_keeps_training_alive", reruns, signals, report_extras)
+
+
+def test_clipping_does_not_rescue_vanishing_measured(fault_injection, lab, signals, report_extras):
+    _measured("clipping_does_not_rescue_vanishing", fault_injection, lab, signals, report_extras)
+
+
+def test_clipping_does_not_rescue_vanishing_rerun(reruns, signals, report_extras):
+    _rerun("clipping_does_not_rescue_vanishing", reruns, signals, report_extras)
+
+
+def test_bptt_matches_finite_difference_measured(fault_injection, lab, signals, report_extras):
+    _measured("bptt_matches_finite_difference", fault_injection, lab, signals, report_extras)
+
+
+def test_bptt_matches_finite_difference_rerun(reruns, signals, report_extras):
+    _rerun("bptt_matches_finite_difference", reruns, signals, report_extras)

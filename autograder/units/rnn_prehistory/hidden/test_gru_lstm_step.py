@@ -1,0 +1,368 @@
+"""Hidden suite for gru_lstm.py (SPEC §3.3).
+
+Inputs are random per run. Forward values are compared with the reference; every
+gradient is compared with central finite differences of the *reference* forward pass,
+computed here in the grader, so a student's forward and backward cannot agree on a
+shared mistake.
+
+When a forward value is wrong, the grader tries the conventions of other sources on the
+same inputs (computed here, below) and, if the student's numbers match one of them, says
+which: a GRU written as in PyTorch or d2l (update gate on the old state, reset gate after
+the recurrent matmul, blocks r, z, n), or an LSTM with PyTorch's gate order i, f, g, o.
+tests/test_oracle_gru_lstm_step.py checks those convention functions against
+torch.nn.GRUCell and torch.nn.LSTMCell.
+"""
+
+import itertools
+
+import numpy as np
+
+from autograder.checks import CheckFailed, expect_array, expect_close, expect_gradients, expect_not_mutated, \
+    expect_tuple, finite_differences, rel_error
+
+# ||g - g_num|| / (||g|| + ||g_num||) per output array. Against these finite differences the
+# reference stays below 2.5e-8 on the shapes below (1000 seeds; the worst is dh0 with a loss
+# on h_T only); the element-wise CS231n rel_error reaches 1e-3 on near-zero entries, so it is
+# not the criterion. Every mutant of tests/mutants/gru_lstm_step.yaml is above 1e-2.
+GRAD_TOL = 1e-6
+FD_STEP = 1e-6
+FORWARD_TOL = 1e-7      # max element-wise CS231n rel_error of forward values
+
+
+# --------------------------------------------------------------------------- helpers
+def sigmoid(x):
+    # 1/(1+exp(-x)) written with tanh: stable for any x, and independent of the solution's helper.
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def blocks(M, H, k):
+    return M[..., k * H:(k + 1) * H]
+
+
+# ------------------------------------------------------------ GRU conventions, grader side
+SEED_GRU = "next_h = u * c~ + (1 - u) * prev_h, c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c), blocks u, r, c " \
+           "(this course's convention; see the docstring)"
+
+
+def gru_variant(x, prev_h, Wx, Wh, b, update="new", reset="before", order="urc"):
+    """One GRU step under a named convention (update="new", reset="before", order="urc" is the exercise's).
+
+    update: "new" - u weights the candidate (seeds); "old" - the gate weights prev_h (Cho et al., d2l, PyTorch).
+    reset: "before" - (r * prev_h) Wh_c (seeds, Cho et al., d2l);
+           "after" - r * (prev_h Wh_c), bias outside (PyTorch's nn.GRU with b_hn = 0);
+           "after_bias" - r * (prev_h Wh_c + b_c) (PyTorch's nn.GRU with b_in = 0).
+    order: "urc" (exercise) or "ruc" (PyTorch's r, z, n).
+    """
+    H = prev_h.shape[1]
+    iu, ir, ic = (0, 1, 2) if order == "urc" else (1, 0, 2)
+    u = sigmoid(x @ blocks(Wx, H, iu) + prev_h @ blocks(Wh, H, iu) + blocks(b, H, iu))
+    r = sigmoid(x @ blocks(Wx, H, ir) + prev_h @ blocks(Wh, H, ir) + blocks(b, H, ir))
+    Wx_c, Wh_c, b_c = blocks(Wx, H, ic), blocks(Wh, H, ic), blocks(b, H, ic)
+    if reset == "before":
+        c = np.tanh(x @ Wx_c + (r * prev_h) @ Wh_c + b_c)
+    elif reset == "after":
+        c = np.tanh(x @ Wx_c + b_c + r * (prev_h @ Wh_c))
+    else:
+        c = np.tanh(x @ Wx_c + r * (prev_h @ Wh_c + b_c))
+    return u * c + (1 - u) * prev_h if update == "new" else (1 - u) * c + u * prev_h
+
+
+def describe_gru(update, reset, order):
+    parts = []
+    if update == "old":
+        parts.append("your update gate weights the OLD state (next_h = (1 - u) * c~ + u * prev_h)")
+    if reset != "before":
+        parts.append(f"you apply r AFTER the recurrent matmul (r * (prev_h Wh_c{' + b_c' if reset == 'after_bias' else ''}))")
+    if order == "ruc":
+        parts.append("you read the column blocks in the order r, u, c (PyTorch's r, z, n)")
+    if update == "old" and reset != "before":
+        name = "PyTorch's nn.GRU convention"
+    elif update == "old":
+        name = "the convention of d2l (Dive into Deep Learning) and Cho et al. 2014"
+    elif reset != "before":
+        name = "PyTorch's placement of the reset gate"
+    else:
+        name = "PyTorch's block order"
+    text = f"Your GRU matches {name}: {'; '.join(parts)}. This exercise uses {SEED_GRU}."
+    if update == "old":
+        text += (" Both are the same family of cells (z = 1 - u), but for the same weights the numbers differ, "
+                 "and the API fixes this course's convention.")
+    return text
+
+
+def recognise_gru(next_h, args):
+    """A sentence naming the other convention the student's next_h follows, or ''."""
+    for update, reset, order in itertools.product(("new", "old"), ("before", "after", "after_bias"),
+                                                  ("urc", "ruc")):
+        if (update, reset, order) == ("new", "before", "urc"):
+            continue
+        if rel_error(next_h, gru_variant(*args, update=update, reset=reset, order=order)) <= FORWARD_TOL:
+            return describe_gru(update, reset, order)
+    return ""
+
+
+# ----------------------------------------------------------- LSTM conventions, grader side
+EXERCISE_ORDER = ("i", "f", "o", "g")
+PYTORCH_ORDER = ("i", "f", "g", "o")
+
+
+def lstm_variant(x, prev_h, prev_c, Wx, Wh, b, order=EXERCISE_ORDER):
+    """One standard LSTM step whose column blocks are read in `order` (a permutation of i, f, o, g)."""
+    H = prev_h.shape[1]
+    a = x @ Wx + prev_h @ Wh + b
+    gate = {name: blocks(a, H, k) for k, name in enumerate(order)}
+    i, f, o, g = sigmoid(gate["i"]), sigmoid(gate["f"]), sigmoid(gate["o"]), np.tanh(gate["g"])
+    next_c = f * prev_c + i * g
+    return o * np.tanh(next_c), next_c
+
+
+def describe_lstm(order):
+    which = "PyTorch's gate order i, f, g, o (nn.LSTM)" if order == PYTORCH_ORDER \
+        else f"the gate order {', '.join(order)}"
+    return (f"Your LSTM reads the column blocks in {which}; this exercise uses i, f, o, g (as in "
+            "CS231n): i = a[:, :H], f = a[:, H:2H], o = a[:, 2H:3H], g = a[:, 3H:].")
+
+
+def recognise_lstm(next_h, next_c, args):
+    for order in itertools.permutations(EXERCISE_ORDER):
+        if order == EXERCISE_ORDER:
+            continue
+        h, c = lstm_variant(*args, order=order)
+        if rel_error(next_h, h) <= FORWARD_TOL and rel_error(next_c, c) <= FORWARD_TOL:
+            return describe_lstm(order)
+    return ""
+
+
+def recognise_lstm_sequence(h, args):
+    x, h0, Wx, Wh, b = args
+    for order in itertools.permutations(EXERCISE_ORDER):
+        if order == EXERCISE_ORDER:
+            continue
+        prev_h, prev_c, hs = h0, np.zeros_like(h0), []
+        for t in range(x.shape[1]):
+            prev_h, prev_c = lstm_variant(x[:, t], prev_h, prev_c, Wx, Wh, b, order=order)
+            hs.append(prev_h)
+        if rel_error(h, np.stack(hs, axis=1)) <= FORWARD_TOL:
+            return describe_lstm(order)
+    return ""
+
+
+def safely(recognise) -> str:
+    """A recogniser's sentence, or '' when the student's values cannot even be compared (shapes, types)."""
+    try:
+        return recognise()
+    except Exception:  # noqa: BLE001 - a wrong shape elsewhere is reported by its own check
+        return ""
+
+
+def expect_forward(actual, expected, what, recognise):
+    """expect_close, but a wrong value is checked against the other conventions first."""
+    actual = expect_array(actual, expected.shape, what)
+    if np.all(np.isfinite(actual)) and rel_error(actual, expected) <= FORWARD_TOL:
+        return
+    known = safely(recognise) if np.all(np.isfinite(actual)) else ""
+    if known:
+        raise CheckFailed(f"{what} is wrong. {known}")
+    expect_close(actual, expected, what, tol=FORWARD_TOL)
+
+
+# --------------------------------------------------------------------------- inputs
+def gru_inputs(rng, N=3, D=4, H=5):
+    return (rng.normal(size=(N, D)), rng.normal(size=(N, H)), rng.normal(size=(D, 3 * H)) * 0.5,
+            rng.normal(size=(H, 3 * H)) * 0.5, rng.normal(size=3 * H) * 0.5)
+
+
+def lstm_inputs(rng, N=3, D=4, H=5):
+    return (rng.normal(size=(N, D)), rng.normal(size=(N, H)), rng.normal(size=(N, H)),
+            rng.normal(size=(D, 4 * H)) * 0.5, rng.normal(size=(H, 4 * H)) * 0.5, rng.normal(size=4 * H) * 0.5)
+
+
+def lstm_seq_inputs(rng, N=2, T=4, D=3, H=4):
+    return (rng.normal(size=(N, T, D)), rng.normal(size=(N, H)), rng.normal(size=(D, 4 * H)) * 0.5,
+            rng.normal(size=(H, 4 * H)) * 0.5, rng.normal(size=4 * H) * 0.5)
+
+
+# --------------------------------------------------------------------------- GRU
+def test_gru_step_forward_matches_reference(gru_lstm, reference, rng):
+    for N, D, H in [(3, 4, 5), (2, 6, 3), (1, 2, 1)]:
+        args = gru_inputs(rng, N, D, H)
+        out = expect_tuple(gru_lstm.gru_step_forward(*args), 2, "gru_step_forward")
+        expected, _ = reference.gru_lstm.gru_step_forward(*args)
+        expect_forward(out[0], expected, f"gru_step_forward: next_h for N={N}, D={D}, H={H}",
+                       lambda: recognise_gru(out[0], args))
+
+
+def test_gru_step_backward_matches_finite_differences(gru_lstm, reference, rng):
+    for N, D, H in [(2, 3, 4), (3, 2, 2)]:
+        args = gru_inputs(rng, N, D, H)
+        dnext = rng.normal(size=(N, H))
+        next_h, cache = expect_tuple(gru_lstm.gru_step_forward(*args), 2, "gru_step_forward")
+        grads = expect_tuple(gru_lstm.gru_step_backward(dnext, cache), 5, "gru_step_backward")
+
+        def loss():
+            return float(np.sum(dnext * reference.gru_lstm.gru_step_forward(*args)[0]))
+
+        try:
+            numeric = finite_differences(loss, list(args))
+            expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"],
+                             f"gru_step_backward (N={N}, D={D}, H={H})")
+        except CheckFailed as failure:
+            known = safely(lambda: recognise_gru(next_h, args))
+            raise CheckFailed(f"{failure}. Your forward pass is off as well. {known}" if known else str(failure)) \
+                from None
+
+
+def test_gru_update_gate_weights_the_candidate(gru_lstm, rng):
+    # A GRU property that needs no reference: u ~ 0 copies the state and its gradient,
+    # u ~ 1 replaces the state by the candidate (seeds' convention: u weights c~).
+    N, D, H = 3, 4, 5
+    x, prev_h, Wx, Wh, b = gru_inputs(rng, N, D, H)
+    # Saturated gates make several conventions coincide, so any convention is named from a generic call.
+    generic = gru_lstm.gru_step_forward(x, prev_h, Wx, Wh, b)
+    known = safely(lambda: recognise_gru(generic[0], (x, prev_h, Wx, Wh, b)))
+    known = f". {known}" if known else ""
+    b_closed, b_open = b.copy(), b.copy()
+    b_closed[:H], b_open[:H] = -40.0, 40.0      # |x Wx_u + h Wh_u| < 10, so u is within 1e-13 of 0 or 1
+
+    next_h, cache = expect_tuple(gru_lstm.gru_step_forward(x, prev_h, Wx, Wh, b_closed), 2, "gru_step_forward")
+    next_h = expect_array(next_h, (N, H), "gru_step_forward with u ~ 0: next_h")
+    if rel_error(next_h, prev_h) > FORWARD_TOL:
+        raise CheckFailed("with the update gate closed (u ~ 0) the GRU must keep its state: next_h = prev_h" + known)
+    dnext = rng.normal(size=(N, H))
+    grads = expect_tuple(gru_lstm.gru_step_backward(dnext, cache), 5, "gru_step_backward")
+    dprev_h = expect_array(grads[1], (N, H), "gru_step_backward with u ~ 0: dprev_h")
+    if rel_error(dprev_h, dnext) > FORWARD_TOL:
+        raise CheckFailed("with u ~ 0 the step is the identity, so dprev_h must equal dnext_h "
+                          "(the (1 - u) shortcut carries the whole gradient)" + known)
+
+    next_h, _ = expect_tuple(gru_lstm.gru_step_forward(x, prev_h, Wx, Wh, b_open), 2, "gru_step_forward")
+    next_h = expect_array(next_h, (N, H), "gru_step_forward with u ~ 1: next_h")
+    C = slice(2 * H, 3 * H)
+    r = sigmoid(x @ Wx[:, H:2 * H] + prev_h @ Wh[:, H:2 * H] + b_open[H:2 * H])
+    candidate = np.tanh(x @ Wx[:, C] + (r * prev_h) @ Wh[:, C] + b_open[C])
+    if rel_error(next_h, candidate) > FORWARD_TOL:
+        raise CheckFailed("with the update gate open (u ~ 1) next_h must be the candidate "
+                          "c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c)" + known)
+
+
+# --------------------------------------------------------------------------- LSTM step
+def test_lstm_step_forward_matches_reference(gru_lstm, reference, rng):
+    for N, D, H in [(3, 4, 5), (2, 6, 3), (1, 2, 1)]:
+        args = lstm_inputs(rng, N, D, H)
+        out = expect_tuple(gru_lstm.lstm_step_forward(*args), 3, "lstm_step_forward")
+        exp_h, exp_c, _ = reference.gru_lstm.lstm_step_forward(*args)
+        shape = f"N={N}, D={D}, H={H}"
+        expect_forward(out[1], exp_c, f"lstm_step_forward: next_c for {shape}",
+                       lambda: recognise_lstm(out[0], out[1], args))
+        expect_forward(out[0], exp_h, f"lstm_step_forward: next_h for {shape}",
+                       lambda: recognise_lstm(out[0], out[1], args))
+
+
+def test_lstm_step_backward_matches_finite_differences(gru_lstm, reference, rng):
+    for N, D, H in [(2, 3, 2), (3, 2, 3)]:
+        args = lstm_inputs(rng, N, D, H)
+        dnext_h, dnext_c = rng.normal(size=(N, H)), rng.normal(size=(N, H))
+        out = expect_tuple(gru_lstm.lstm_step_forward(*args), 3, "lstm_step_forward")
+        grads = expect_tuple(gru_lstm.lstm_step_backward(dnext_h, dnext_c, out[2]), 6, "lstm_step_backward")
+
+        def loss():
+            h, c, _ = reference.gru_lstm.lstm_step_forward(*args)
+            return float(np.sum(dnext_h * h) + np.sum(dnext_c * c))
+
+        try:
+            numeric = finite_differences(loss, list(args))
+            expect_gradients(grads, numeric, ["dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"],
+                             f"lstm_step_backward (N={N}, D={D}, H={H})",
+                             "next_c receives dnext_c plus dnext_h * o * (1 - tanh(next_c)^2)")
+        except CheckFailed as failure:
+            known = safely(lambda: recognise_lstm(out[0], out[1], args))
+            raise CheckFailed(f"{failure}. Your forward pass is off as well. {known}" if known else str(failure)) \
+                from None
+
+
+def test_lstm_forget_gate_controls_the_cell_path(gru_lstm, rng):
+    # Seed 000's two extremes on the cell path, with no reference needed: forget gate open and
+    # input gate closed copies the cell and its gradient; forget gate closed cuts the gradient.
+    N, D, H = 3, 4, 5
+    x, prev_h, prev_c, Wx, Wh, b = lstm_inputs(rng, N, D, H)
+    b_keep = b.copy()
+    b_keep[:H], b_keep[H:2 * H] = -40.0, 40.0          # i ~ 0, f ~ 1
+    out = expect_tuple(gru_lstm.lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b_keep), 3, "lstm_step_forward")
+    next_c = expect_array(out[1], (N, H), "lstm_step_forward with f ~ 1, i ~ 0: next_c")
+    if rel_error(next_c, prev_c) > FORWARD_TOL:
+        known = safely(lambda: recognise_lstm(out[0], next_c, (x, prev_h, prev_c, Wx, Wh, b_keep)))
+        raise CheckFailed("with the forget gate open (f ~ 1) and the input gate closed (i ~ 0) the cell must be "
+                          "copied: next_c = prev_c" + (f". {known}" if known else ""))
+    dnext_c = rng.normal(size=(N, H))
+    grads = expect_tuple(gru_lstm.lstm_step_backward(np.zeros((N, H)), dnext_c, out[2]), 6, "lstm_step_backward")
+    dprev_c = expect_array(grads[2], (N, H), "lstm_step_backward: dprev_c")
+    if rel_error(dprev_c, dnext_c) > FORWARD_TOL:
+        raise CheckFailed("with f ~ 1 and a gradient on next_c only, dprev_c must equal dnext_c: the cell path "
+                          "multiplies the gradient by f and by no weight matrix")
+    b_cut = b.copy()
+    b_cut[H:2 * H] = -40.0                              # f ~ 0
+    out = expect_tuple(gru_lstm.lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b_cut), 3, "lstm_step_forward")
+    grads = expect_tuple(gru_lstm.lstm_step_backward(rng.normal(size=(N, H)), dnext_c, out[2]), 6,
+                         "lstm_step_backward")
+    dprev_c = expect_array(grads[2], (N, H), "lstm_step_backward: dprev_c")
+    if not np.max(np.abs(dprev_c)) <= 1e-12:
+        raise CheckFailed("with the forget gate closed (f ~ 0) no gradient may reach prev_c "
+                          f"(largest |dprev_c| is {np.max(np.abs(dprev_c)):.1e}): dprev_c = dc * f")
+
+
+# --------------------------------------------------------------------------- LSTM sequence
+def test_lstm_forward_matches_reference(gru_lstm, reference, rng):
+    for N, T, D, H in [(3, 6, 4, 5), (1, 1, 2, 3)]:
+        args = lstm_seq_inputs(rng, N, T, D, H)
+        out = expect_tuple(gru_lstm.lstm_forward(*args), 2, "lstm_forward")
+        expected, _ = reference.gru_lstm.lstm_forward(*args)
+        h = expect_array(out[0], expected.shape, f"lstm_forward: h for N={N}, T={T}, D={D}, H={H}")
+        if np.all(np.isfinite(h)) and rel_error(h, expected) > FORWARD_TOL:
+            known = safely(lambda: recognise_lstm_sequence(h, args))
+            if known:
+                raise CheckFailed(f"lstm_forward: h for N={N}, T={T}, D={D}, H={H} is wrong. {known}")
+        expect_close(h, expected, f"lstm_forward: h for N={N}, T={T}, D={D}, H={H}",
+                     hint="start from h0 and c0 = 0 (not c0 = h0), pass both h and c from step to step, "
+                          "and store h[:, t] after step t (h0 excluded)")
+
+
+def test_lstm_backward_matches_finite_differences(gru_lstm, reference, rng):
+    for N, T, D, H, last_only in [(2, 3, 2, 3, False), (2, 3, 2, 2, True)]:
+        args = lstm_seq_inputs(rng, N, T, D, H)
+        dh = rng.normal(size=(N, T, H))
+        if last_only:
+            dh[:, :-1] = 0.0        # loss on h_T only: the gradient must travel back through both states
+        h, cache = expect_tuple(gru_lstm.lstm_forward(*args), 2, "lstm_forward")
+        grads = expect_tuple(gru_lstm.lstm_backward(dh, cache), 5, "lstm_backward")
+
+        def loss():
+            return float(np.sum(dh * reference.gru_lstm.lstm_forward(*args)[0]))
+
+        try:
+            numeric = finite_differences(loss, list(args))
+            expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"],
+                             f"lstm_backward (N={N}, T={T}, D={D}, H={H})",
+                             "walk back from t = T-1 carrying dprev_h AND dprev_c; step t gets dh[:, t] + dprev_h; "
+                             "the weight gradients add up over all steps")
+        except CheckFailed as failure:
+            known = safely(lambda: recognise_lstm_sequence(h, args))
+            raise CheckFailed(f"{failure}. Your forward pass is off as well. {known}" if known else str(failure)) \
+                from None
+
+
+def test_gru_lstm_do_not_mutate_inputs(gru_lstm, rng):
+    args = gru_inputs(rng, 2, 3, 4)
+    _, cache = gru_lstm.gru_step_forward(*args)
+    expect_not_mutated(gru_lstm, "gru_step_forward")
+    gru_lstm.gru_step_backward(rng.normal(size=(2, 4)), cache)
+    expect_not_mutated(gru_lstm, "gru_step_backward")
+    args = lstm_inputs(rng, 2, 3, 4)
+    _, _, cache = gru_lstm.lstm_step_forward(*args)
+    expect_not_mutated(gru_lstm, "lstm_step_forward")
+    gru_lstm.lstm_step_backward(rng.normal(size=(2, 4)), rng.normal(size=(2, 4)), cache)
+    expect_not_mutated(gru_lstm, "lstm_step_backward")
+    args = lstm_seq_inputs(rng, 2, 3, 3, 4)
+    _, cache = gru_lstm.lstm_forward(*args)
+    expect_not_mutated(gru_lstm, "lstm_forward")
+    gru_lstm.lstm_backward(rng.normal(size=(2, 3, 4)), cache)
+    expect_not_mutated(gru_lstm, "lstm_backward")

@@ -1,0 +1,391 @@
+"""The fault-injection lab as the grader runs it: its settings, the seven signals and
+their criteria, the plausible ranges of the figures, the known-broken primitives, and the
+grader's own experiments (`rerun_*`), which call whatever primitives they are given.
+
+The hidden suite (`hidden/test_fault_injection.py`) grades each signal three ways with
+these tables; tests/test_fault_injection_seeds.py checks them on every seed of SEED_POOL
+with the reference's primitives, so the ranges and criteria cannot drift.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+
+from autograder.checks import CheckFailed, expect_array, expect_tuple, finite_differences
+from autograder.units.rnn_prehistory.lab.broken_primitives import (ChainWithoutActivation, ChainWithoutWeights,
+                                                                    LogAbsNoCumsum, NoClip, ScaleIgnoresRho,
+                                                                    ZeroRNNBackward)
+
+TOPIC = "fault_injection"
+SEED_POOL = tuple(range(1000, 1064))
+
+# The lab's settings (SPEC §4), restated here: the grader never reads the student's constants.
+TAU = 5.0
+RHOS = (0.5, 1.0, 1.5)
+D_STATE, T_STEPS, N_INITIAL_STATES = 16, 100, 8
+
+SIGNALS = (
+    "near_one_product_stays_bounded",
+    "rho_below_one_gradient_decays",
+    "rho_above_one_gradient_explodes",
+    "rho_one_tanh_saturation_still_decays",
+    "clipping_caps_norm_keeps_training_alive",
+    "clipping_does_not_rescue_vanishing",
+    "bptt_matches_finite_difference",
+)
+
+# Evidence (learn-llm.evidence.v1): the expected value of each metric.
+EXPECTED = {key: True for key in SIGNALS}
+EXPECTED["bptt_matches_finite_difference"] = "relative-error-under-1e-6"
+
+# Which figure keys each signal is judged on.
+SIGNAL_FIGURES = {
+    "near_one_product_stays_bounded": ("near_one_log_final", "below_one_log_final", "above_one_log_final"),
+    "rho_below_one_gradient_decays": ("rho0.5_tanh_norm",),
+    "rho_above_one_gradient_explodes": ("rho1.5_linear_norm", "rho1.5_tanh_norm"),
+    "rho_one_tanh_saturation_still_decays": ("rho1.0_tanh_norm", "rho1.0_linear_norm"),
+    "clipping_caps_norm_keeps_training_alive": ("noclip_first_nonfinite_step", "clip_loss_start", "clip_loss_end",
+                                                "clip_max_update_norm"),
+    "clipping_does_not_rescue_vanishing": ("vanish_dx1_noclip", "vanish_dx1_clip", "vanish_dxT"),
+    "bptt_matches_finite_difference": ("bptt_rel_error",),
+}
+FIGURES = tuple(f for figs in SIGNAL_FIGURES.values() for f in figs)
+
+# Plausible ranges (inclusive) of the figure keys a correct lab returns, whatever the order
+# of its random draws. Measured on the reference over 2000 seeds (min ... max):
+#   near_one_log_final -12.2 ... 5.7 (mean -3.4, sd 2.6); below_one -686 ... -534 (sd 22);
+#   above_one 42.9 ... 50.9 (sd 1.1); rho0.5_tanh 6.8e-31 ... 3.1e-29; rho1.0_tanh 0.0038 ... 2.4;
+#   rho1.0_linear 1.06 ... 43; rho1.5_tanh 1.9e-32 ... 1.2e6; rho1.5_linear 4.3e17 ... 1.7e19;
+#   noclip step 1 ... 2; clip_loss_start 8.5e4 ... 1.4e9; clip_loss_end 1.4e-4 ... 2.6e3;
+#   clip_max_update_norm 5 (to 1e-15); vanish_dx1 1e-63 ... 5e-39; vanish_dxT 0.22 ... 6.8;
+#   bptt_rel_error 7.5e-11 ... 4.7e-10.
+# The bounds are far outside those, or are theorems: ||W^k||_2 >= rho(W)^k makes
+# rho1.0_linear_norm >= 1 and rho1.5_linear_norm >= 1.5**100 = 4.07e17. rho1.5_tanh_norm
+# has an upper bound on purpose: a tanh RNN at rho = 1.5 does not explode (SPEC §4), so a
+# "tanh" chain that reaches the explosion threshold is not a tanh chain.
+RANGES = {
+    "near_one_log_final": (-20.0, 20.0),
+    "below_one_log_final": (-800.0, -420.0),
+    "above_one_log_final": (35.0, 60.0),
+    "rho0.5_tanh_norm": (0.0, 1e-20),
+    "rho1.0_tanh_norm": (1e-6, 100.0),
+    "rho1.0_linear_norm": (1.0 - 1e-6, 1e4),
+    "rho1.5_tanh_norm": (0.0, 1e10),
+    "rho1.5_linear_norm": (4.0e17, 1e22),
+    "noclip_first_nonfinite_step": (1.0, 3.0),
+    "clip_loss_start": (1e2, 1e12),
+    "clip_loss_end": (0.0, 1e5),
+    "clip_max_update_norm": (TAU * (1 - 1e-6), TAU * (1 + 1e-9)),
+    "vanish_dx1_noclip": (0.0, 1e-20),
+    "vanish_dx1_clip": (0.0, 1e-20),
+    "vanish_dxT": (1e-3, 50.0),
+    "bptt_rel_error": (0.0, 1e-6),
+}
+
+
+def _finite(*values) -> bool:
+    return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)
+
+
+# The criterion of each signal, as a function of the figure keys (SPEC §4).
+CRITERIA = {
+    "near_one_product_stays_bounded": lambda f: _finite(f["near_one_log_final"], f["below_one_log_final"],
+                                                        f["above_one_log_final"])
+    and abs(f["near_one_log_final"]) < 20 and f["below_one_log_final"] < -100 and f["above_one_log_final"] > 20,
+    "rho_below_one_gradient_decays": lambda f: f["rho0.5_tanh_norm"] < 1e-10,
+    "rho_above_one_gradient_explodes": lambda f: f["rho1.5_linear_norm"] > 1e10,
+    "rho_one_tanh_saturation_still_decays": lambda f: f["rho1.0_tanh_norm"] < f["rho1.0_linear_norm"],
+    "clipping_caps_norm_keeps_training_alive": lambda f: f["noclip_first_nonfinite_step"] <= 3
+    and f["clip_max_update_norm"] <= TAU * (1 + 1e-9) and _finite(f["clip_loss_start"], f["clip_loss_end"])
+    and f["clip_loss_end"] < 1e-2 * f["clip_loss_start"],
+    "clipping_does_not_rescue_vanishing": lambda f: f["vanish_dx1_noclip"] < 1e-10 and f["vanish_dx1_clip"] < 1e-10
+    and f["vanish_dxT"] > 1e-3,
+    "bptt_matches_finite_difference": lambda f: f["bptt_rel_error"] < 1e-6,
+}
+
+# The known-broken primitives that must turn each signal false: (patch target, helper).
+BROKEN = {
+    "near_one_product_stays_bounded": [("fault_injection.log_abs_cumprod", LogAbsNoCumsum())],
+    "rho_below_one_gradient_decays": [("fault_injection.scale_spectral_radius", ScaleIgnoresRho()),
+                                      ("fault_injection.jacobian_chain_norms", ChainWithoutWeights())],
+    # Not "divide by the largest singular value" here: for a 16 x 16 Gaussian W0 that leaves
+    # an effective radius above 1.2 in 0.3 % of draws (measured on 20000), enough to explode.
+    "rho_above_one_gradient_explodes": [("fault_injection.scale_spectral_radius", ScaleIgnoresRho()),
+                                        ("fault_injection.jacobian_chain_norms", ChainWithoutWeights())],
+    "rho_one_tanh_saturation_still_decays": [("fault_injection.jacobian_chain_norms", ChainWithoutActivation())],
+    "clipping_caps_norm_keeps_training_alive": [("fault_injection.clip_grad_norm", NoClip())],
+    # Not ScaleIgnoresRho here: at radius 1 the driven tanh RNN saturates and dL/dx_1 still
+    # vanishes (~1e-23), which is the lab's point about saturation, not a missed break.
+    "clipping_does_not_rescue_vanishing": [("bptt.rnn_backward", ZeroRNNBackward(D=4))],
+    "bptt_matches_finite_difference": [("bptt.rnn_backward", ZeroRNNBackward(D=4))],
+}
+
+SIGNAL_HINTS = {
+    "near_one_product_stays_bounded": "Log|product| must be the running sum of log|factor| (log_abs_cumprod)",
+    "rho_below_one_gradient_decays": "W = scale_spectral_radius(W0, 0.5), tanh rollout, "
+    "jacobian_chain_norms(W, hs, 'tanh')[-1]",
+    "rho_above_one_gradient_explodes": "The explosion is measured on the linear chain (weight factor only) "
+    "at rho = 1.5",
+    "rho_one_tanh_saturation_still_decays": "The median over 8 initial states of the tanh chain vs the linear "
+    "chain, rho = 1",
+    "clipping_caps_norm_keeps_training_alive": "SGD on the linear RNN at rho = 1.5 with and without clip_grad_norm",
+    "clipping_does_not_rescue_vanishing": "Use bptt.rnn_forward/rnn_backward at rho = 0.5, then clip_grad_norm",
+    "bptt_matches_finite_difference": "Compare bptt.rnn_backward against central differences of bptt.rnn_forward",
+}
+
+
+def pool_seed(run_seed: int, what: str) -> int:
+    """The seed of this grading run for one experiment, drawn from SEED_POOL."""
+    rng = np.random.default_rng([int(run_seed) % (2**32), zlib.crc32(what.encode())])
+    return int(SEED_POOL[int(rng.integers(len(SEED_POOL)))])
+
+
+def _fmt(value) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)
+    return f"{value:.3g}"
+
+
+# ============================================================== the grader's experiments
+class Primitives:
+    """The lab's primitives: the student's (worker proxies) or the reference's (modules)."""
+
+    def __init__(self, fault_injection, bptt):
+        self.log_abs_cumprod = fault_injection.log_abs_cumprod
+        self.scale_spectral_radius = fault_injection.scale_spectral_radius
+        self.jacobian_chain_norms = fault_injection.jacobian_chain_norms
+        self.clip_grad_norm = fault_injection.clip_grad_norm
+        self.rnn_forward = bptt.rnn_forward
+        self.rnn_backward = bptt.rnn_backward
+
+
+def _matrix(P, W, rho, what):
+    W_rho = expect_array(P.scale_spectral_radius(W, rho), W.shape, what)
+    if not np.all(np.isfinite(W_rho)):
+        raise CheckFailed(f"{what} contains nan or inf")
+    return W_rho
+
+
+def _chain(P, W, hs, activation, what):
+    norms = expect_array(P.jacobian_chain_norms(W, hs, activation), (hs.shape[0] - 1,), what)
+    return norms.astype(float)
+
+
+def _rollout(W, h0, activation, T=T_STEPS):
+    """States h_0..h_T of h_t = act(h_{t-1} W); h0 may hold several initial states (rows)."""
+    hs = [np.atleast_2d(h0)]
+    for _ in range(T):
+        a = hs[-1] @ W
+        hs.append(np.tanh(a) if activation == "tanh" else a)
+    return np.stack(hs, axis=1)   # (n, T+1, H)
+
+
+def rerun_products(P, seed):
+    """Level 1 through P.log_abs_cumprod, plus its trap: 1500 factors below one, whose naive
+    product underflows to 0 (np.log(np.cumprod(...)) = -inf; the log-sum is about -1835)."""
+    rng = np.random.default_rng([seed, 1])
+    groups = {"near_one": rng.uniform(0.8, 1.2, 500), "below_one": rng.uniform(0.0, 0.8, 500),
+              "above_one": rng.uniform(1.0, 1.2, 500), "underflow_trap": rng.uniform(0.0, 0.8, 1500)}
+    values, worst = {}, 0.0
+    for name, factors in groups.items():
+        got = expect_array(P.log_abs_cumprod(factors), factors.shape, f"log_abs_cumprod of the {name} factors")
+        oracle = np.array([math.fsum(math.log(f) for f in factors[: t + 1]) for t in range(0, len(factors), 50)]
+                          + [math.fsum(math.log(f) for f in factors)])
+        picked = np.append(got[::50], got[-1])
+        if not np.all(np.isfinite(picked)):
+            worst = math.inf
+        else:
+            worst = max(worst, float(np.max(np.abs(picked - oracle) / (1 + np.abs(oracle)))))
+        values[f"{name}_log_final"] = float(got[-1])
+        if name == "near_one":
+            values["near_one_log_max_abs"] = float(np.max(np.abs(got)))
+    values["max_error_vs_log_sum"] = worst
+    holds = (CRITERIA["near_one_product_stays_bounded"](values) and values["near_one_log_max_abs"] < 20
+             and math.isfinite(values["underflow_trap_log_final"]) and worst < 1e-8)
+    return {"holds": holds, "values": values}
+
+
+def rerun_spectral(P, seed):
+    """Level 2 through P.scale_spectral_radius and P.jacobian_chain_norms (rho 0.5, 1.0, 1.5)."""
+    rng = np.random.default_rng([seed, 2])
+    W0 = rng.normal(size=(D_STATE, D_STATE))
+    h0s = np.tanh(rng.normal(size=(N_INITIAL_STATES, D_STATE)))
+    values, curves = {}, {}
+    for rho in RHOS:
+        W = _matrix(P, W0, rho, f"scale_spectral_radius(W0, {rho})")
+        states = h0s if rho == 1.0 else h0s[:1]
+        tanh_hs = _rollout(W, states, "tanh")
+        tanh_curves = np.array([_chain(P, W, hs, "tanh", f"jacobian_chain_norms(W, hs, 'tanh') at rho = {rho}")
+                                for hs in tanh_hs])
+        linear = _chain(P, W, _rollout(W, h0s[:1], "linear")[0], "linear",
+                        f"jacobian_chain_norms(W, hs, 'linear') at rho = {rho}")
+        curves[f"rho{rho}_tanh"] = np.median(tanh_curves, axis=0)
+        curves[f"rho{rho}_linear"] = linear
+        values[f"rho{rho}_tanh_norm"] = float(np.median(tanh_curves[:, -1]))
+        values[f"rho{rho}_linear_norm"] = float(linear[-1])
+    holds = {key: bool(CRITERIA[key](values)) for key in
+             ("rho_below_one_gradient_decays", "rho_above_one_gradient_explodes",
+              "rho_one_tanh_saturation_still_decays")}
+    return {"holds": holds, "values": values, "curves": {k: v.tolist() for k, v in curves.items()}}
+
+
+def _linear_rnn(Wx, Wh, b, x, y):
+    """Loss 0.5/N sum_n ||h_T[n] - y[n]||^2 of h_t = x_t Wx + h_{t-1} Wh + b (h_0 = 0), and
+    its gradients; x (N, T, D), y (N, H)."""
+    N, T, _ = x.shape
+    hs = [np.zeros((N, Wh.shape[0]))]
+    for t in range(T):
+        hs.append(x[:, t] @ Wx + hs[-1] @ Wh + b)
+    r = hs[-1] - y
+    loss = 0.5 * float(np.sum(r * r)) / N
+    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros_like(b)
+    delta = r / N
+    for t in range(T - 1, -1, -1):
+        dWx += x[:, t].T @ delta
+        dWh += hs[t].T @ delta
+        db += delta.sum(axis=0)
+        delta = delta @ Wh.T
+    return loss, {"Wx": dWx, "Wh": dWh, "b": db}
+
+
+def rerun_clipping(P, seed, steps=100, lr=0.05):
+    """Injection 1: SGD on a linear RNN at rho = 1.5, without and with P.clip_grad_norm."""
+    rng = np.random.default_rng([seed, 3])
+    x, y = rng.normal(size=(4, 20, 4)), rng.normal(size=(4, 8))
+    start = {"Wh": _matrix(P, rng.normal(size=(8, 8)), 1.5, "scale_spectral_radius(W, 1.5)"),
+             "Wx": rng.normal(size=(4, 8)) / 2.0, "b": np.zeros(8)}
+    noclip, params = [], dict(start)
+    with np.errstate(all="ignore"):
+        for _ in range(steps):
+            loss, grads = _linear_rnn(params["Wx"], params["Wh"], params["b"], x, y)
+            noclip.append(loss)
+            if not math.isfinite(loss):
+                break
+            params = {k: params[k] - lr * grads[k] for k in params}
+    clip, update_norms, params = [], [], dict(start)
+    for step in range(steps):
+        loss, grads = _linear_rnn(params["Wx"], params["Wh"], params["b"], x, y)
+        clip.append(loss)
+        if not math.isfinite(loss):
+            break
+        clipped, total = expect_tuple(P.clip_grad_norm(grads, TAU), 2, "clip_grad_norm")
+        if not isinstance(clipped, dict) or set(clipped) != set(grads):
+            raise CheckFailed(f"clip_grad_norm should return a dict with the keys {sorted(grads)} first")
+        for k in grads:
+            expect_array(clipped[k], grads[k].shape, f"clip_grad_norm(...)[0][{k!r}]")
+        update_norms.append(math.sqrt(math.fsum(float(np.sum(np.square(v))) for v in clipped.values())))
+        params = {k: params[k] - lr * clipped[k] for k in params}
+    else:
+        clip.append(_linear_rnn(params["Wx"], params["Wh"], params["b"], x, y)[0])
+    first = next((s for s, v in enumerate(noclip) if not math.isfinite(v)), math.inf)
+    values = {"noclip_first_nonfinite_step": float(first), "clip_loss_start": clip[0],
+              "clip_loss_end": clip[-1] if len(clip) == steps + 1 else math.nan,
+              "clip_max_update_norm": max(update_norms) if update_norms else math.nan}
+    holds = bool(CRITERIA["clipping_caps_norm_keeps_training_alive"](values))
+    return {"holds": holds, "values": values,
+            "losses": {"clip": [v for v in clip if math.isfinite(v)], "noclip": [v for v in noclip if math.isfinite(v)],
+                       "noclip_first_nonfinite_step": first if math.isfinite(first) else None}}
+
+
+def rerun_vanishing(P, seed):
+    """Injection 2: tanh RNN at rho = 0.5 through P.rnn_forward/rnn_backward, then P.clip_grad_norm."""
+    rng = np.random.default_rng([seed, 4])
+    x = rng.normal(size=(1, T_STEPS, 4))
+    Wx = rng.normal(size=(4, 16)) / 2.0
+    Wh = _matrix(P, rng.normal(size=(16, 16)), 0.5, "scale_spectral_radius(W, 0.5)")
+    h, cache = expect_tuple(P.rnn_forward(x, np.zeros((1, 16)), Wx, Wh, np.zeros(16)), 2, "bptt.rnn_forward")
+    expect_array(h, (1, T_STEPS, 16), "bptt.rnn_forward's h")
+    dh = np.zeros((1, T_STEPS, 16))
+    dh[0, -1] = 1.0
+    dx, dh0, dWx, dWh, db = expect_tuple(P.rnn_backward(dh, cache), 5, "bptt.rnn_backward")
+    expect_array(dx, x.shape, "bptt.rnn_backward's dx")
+    clipped, _ = expect_tuple(P.clip_grad_norm({"x": dx, "h0": dh0, "Wx": dWx, "Wh": dWh, "b": db}, TAU), 2,
+                              "clip_grad_norm")
+    dx_clip = expect_array(clipped.get("x") if isinstance(clipped, dict) else None, x.shape,
+                           "clip_grad_norm(...)[0]['x']")
+    values = {"vanish_dx1_noclip": float(np.linalg.norm(dx[:, 0])),
+              "vanish_dx1_clip": float(np.linalg.norm(dx_clip[:, 0])),
+              "vanish_dxT": float(np.linalg.norm(dx[:, -1]))}
+    return {"holds": bool(CRITERIA["clipping_does_not_rescue_vanishing"](values)), "values": values}
+
+
+def rerun_bptt(P, seed, step=1e-6):
+    """Level 3: P.rnn_backward against central differences of P.rnn_forward (all of Wx, Wh, b)."""
+    rng = np.random.default_rng([seed, 5])
+    N, T, D, H = 2, 12, 4, 8
+    x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H))
+    params = [rng.normal(size=(D, H)) / 2.0, rng.normal(size=(H, H)) / math.sqrt(H), 0.1 * rng.normal(size=H)]
+    R = rng.normal(size=(N, T, H))
+
+    def loss():
+        h = expect_array(expect_tuple(P.rnn_forward(x, h0, *params), 2, "bptt.rnn_forward")[0], (N, T, H),
+                         "bptt.rnn_forward's h")
+        return math.fsum((R * h).ravel())
+
+    _, cache = expect_tuple(P.rnn_forward(x, h0, *params), 2, "bptt.rnn_forward")
+    grads = expect_tuple(P.rnn_backward(R, cache), 5, "bptt.rnn_backward")[2:]
+    for g, p, name in zip(grads, params, ("dWx", "dWh", "db")):
+        expect_array(g, p.shape, f"bptt.rnn_backward's {name}")
+    numeric = finite_differences(loss, params, step)
+    g = np.concatenate([np.ravel(v) for v in grads])
+    g_num = np.concatenate([v.ravel() for v in numeric])
+    denom = np.linalg.norm(g) + np.linalg.norm(g_num)
+    err = float(np.linalg.norm(g - g_num) / denom) if denom > 0 else 0.0
+    values = {"bptt_rel_error": err}
+    return {"holds": bool(CRITERIA["bptt_matches_finite_difference"](values)), "values": values}
+
+
+RERUNS = {
+    "near_one_product_stays_bounded": "products",
+    "rho_below_one_gradient_decays": "spectral",
+    "rho_above_one_gradient_explodes": "spectral",
+    "rho_one_tanh_saturation_still_decays": "spectral",
+    "clipping_caps_norm_keeps_training_alive": "clipping",
+    "clipping_does_not_rescue_vanishing": "vanishing",
+    "bptt_matches_finite_difference": "bptt",
+}
+RERUN_FUNCTIONS = {"products": rerun_products, "spectral": rerun_spectral, "clipping": rerun_clipping,
+                   "vanishing": rerun_vanishing, "bptt": rerun_bptt}
+
+
+def rerun_holds(key: str, result: dict) -> bool:
+    holds = result["holds"]
+    return bool(holds[key] if isinstance(holds, dict) else holds)
+
+
+# ================================================== checks of a run_fault_injection result
+def check_returned(key: str, run: dict, expect: bool) -> None:
+    """The signal `key` in a dict returned by run_fault_injection: present, a bool equal to
+    `expect`, its figures numbers that agree with it (and in RANGES when expected true)."""
+    if not isinstance(run, dict):
+        raise CheckFailed(f"run_fault_injection should return a dict, got {type(run).__name__}")
+    missing = [k for k in (key, *SIGNAL_FIGURES[key]) if k not in run]
+    if missing:
+        raise CheckFailed(f"run_fault_injection's dict lacks the key(s) {', '.join(missing)} (see the docstring of run_fault_injection)")
+    if not isinstance(run[key], bool):
+        raise CheckFailed(f"run_fault_injection()[{key!r}] should be a bool, got {type(run[key]).__name__}")
+    figures = {}
+    for fig in SIGNAL_FIGURES[key]:
+        v = run[fig]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise CheckFailed(f"run_fault_injection()[{fig!r}] should be a float, got {type(v).__name__}")
+        figures[fig] = float(v)
+    criterion = bool(CRITERIA[key](figures))
+    shown = ", ".join(f"{k} = {_fmt(v)}" for k, v in figures.items())
+    if run[key] != criterion:
+        raise CheckFailed(f"{key} = {run[key]} does not agree with its own figures ({shown}): the signal must be "
+                          "computed from the measured values with the criterion in run_fault_injection's docstring")
+    if run[key] != expect:
+        if expect:
+            raise CheckFailed(f"{key} is False ({shown}); expected True. {SIGNAL_HINTS[key]}")
+        raise CheckFailed(f"{key} stayed True ({shown}) although a primitive of its experiment was replaced "
+                          f"by a broken one: the signal does not measure what it claims. {SIGNAL_HINTS[key]}")
+    if expect:
+        for fig, v in figures.items():
+            lo, hi = RANGES[fig]
+            if not lo <= v <= hi:
+                raise CheckFailed(f"{fig} = {_fmt(v)} is outside the plausible range [{_fmt(lo)}, {_fmt(hi)}] "
+                                  f"for this experiment. {SIGNAL_HINTS[key]}")

@@ -1,0 +1,88 @@
+"""What one grading run recorded of the fault-injection lab: one explicit type that the
+hidden suite fills and the evidence file and the figure read.
+
+It crosses one process boundary (to the child that draws the figure) as plain JSON,
+so every field is plain data: numbers, strings, lists and dicts of them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+EXTRAS_KEY = "fault_injection"     # the entry of the run's report_extras holding the record
+
+
+def plain(value):
+    """A JSON/YAML-safe copy (non-finite floats become strings)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else str(float(value))
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [plain(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
+    return repr(value)
+
+
+@dataclass
+class NormCurves:
+    """||dh_T/dh_(T-k)||_2 against k for each rho and activation ("rho0.5_tanh", ...)."""
+
+    source: str                    # "student" (the student's primitives) or "reference" (theirs failed)
+    seed: int
+    steps_back: list[int]
+    norms: dict[str, list]
+
+
+@dataclass
+class LossCurves:
+    """Training loss of the linear RNN at rho = 1.5, with and without clipping."""
+
+    source: str
+    seed: int
+    clip: list
+    noclip: list
+    noclip_first_nonfinite_step: int | None
+
+
+@dataclass
+class SignalRecord:
+    """How each way of grading one signal went ("measured", "rerun") and what it saw."""
+
+    expected: object
+    checks: dict = field(default_factory=dict)     # way -> bool
+    details: dict = field(default_factory=dict)    # plain data shown for diagnosis
+
+
+@dataclass
+class LabRecord:
+    seed: int | None = None                 # the seed the student's run_fault_injection was called with
+    returned: dict | str | None = None      # what it returned (plain), or its repr when not a dict
+    returned_error: str | None = None       # why it returned nothing
+    signals: dict[str, SignalRecord] = field(default_factory=dict)
+    curves: NormCurves | None = None
+    loss_curves: LossCurves | None = None
+
+    def to_plain(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_plain(cls, data: dict) -> "LabRecord":
+        data = dict(data or {})
+        signals = {k: SignalRecord(**v) for k, v in (data.pop("signals", None) or {}).items()}
+        curves = data.pop("curves", None)
+        losses = data.pop("loss_curves", None)
+        return cls(**data, signals=signals, curves=NormCurves(**curves) if curves else None,
+                   loss_curves=LossCurves(**losses) if losses else None)
+
+
+def of(extras: dict) -> LabRecord:
+    """The run's record (an empty one when the lab's suite did not run)."""
+    record = (extras or {}).get(EXTRAS_KEY)
+    return record if isinstance(record, LabRecord) else LabRecord()
