@@ -1,0 +1,26 @@
+"""Report writers, one module per format, each an exporter of one `GradeResult`:
+score.json, score.md, junit.xml, results.json (Gradescope) and the terminal table.
+
+Student-derived text goes through the sanitiser of its format (`autograder.reports.text`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.grading.score import GradeResult
+from autograder.reports import gradescope, junit, markdown, score_json
+from autograder.reports.files import atomic_write
+
+FILES = {"score.md": markdown.render, "junit.xml": junit.render, "results.json": gradescope.render,
+         "score.json": score_json.render}
+
+
+def write_all(out_dir: Path, result: GradeResult, images: list[tuple[str, str]] = ()) -> list[Path]:
+    """Write every format into `out_dir`; `images` are (file name, caption) shown in score.md."""
+    texts = {name: (render(result, images) if name == "score.md" else render(result))
+             for name, render in FILES.items()}
+    # score.json last: a reader that sees the new score also finds the other new files.
+    for name, text in texts.items():
+        atomic_write(Path(out_dir) / name, text)
+    return [Path(out_dir) / n for n in texts]

@@ -1,0 +1,27 @@
+"""reports/score.json, schema autograder.score/v1 (field order as in the schema)."""
+
+from __future__ import annotations
+
+import json
+
+from autograder.grading.score import SCHEMA, GradeResult
+
+
+def document(result: GradeResult) -> dict:
+    return {
+        "schema": SCHEMA,
+        "assignment": result.assignment,
+        "submission": result.submission,
+        "earned": result.earned,
+        "possible": result.possible,
+        "duration_s": result.duration_s,
+        "topics": [{"id": t.id, "earned": t.earned, "possible": t.possible, "status": t.status,
+                    "tests": [{"id": x.id, "earned": x.earned, "possible": x.possible, "outcome": x.outcome,
+                               "message": x.message, "hint": x.hint} for x in t.tests]}
+                   for t in result.topics],
+        "signals": dict(result.signals),
+    }
+
+
+def render(result: GradeResult) -> str:
+    return json.dumps(document(result), indent=2) + "\n"

@@ -1,0 +1,25 @@
+"""The table printed after `make grade`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.grading.score import GradeResult
+from autograder.reports.markdown import STATUS_WORDS, pct
+from autograder.reports.text import one_line, terminal
+
+
+def table(result: GradeResult, out_dir: Path | None = None) -> str:
+    width = max([len(t.id) for t in result.topics] + [5])
+    rows = [f"{'topic':<{width}}  {'score':>13}  status", f"{'-' * width}  {'-' * 13}  {'-' * 16}"]
+    for t in result.topics:
+        pts = f"{t.earned:g} / {t.possible:g}"
+        rows.append(f"{t.id:<{width}}  {pts:>13}  {STATUS_WORDS[t.status]}")
+        if t.message:
+            rows.append(f"{'':<{width}}  {'':>13}  -> {one_line(terminal(t.message), 400)}")
+    total = f"{result.earned:g} / {result.possible:g}"
+    rows += [f"{'-' * width}  {'-' * 13}", f"{'total':<{width}}  {total:>13}  "
+             f"({pct(result.earned, result.possible)}, {result.duration_s:.2f} s)"]
+    if out_dir is not None:
+        rows.append(f"details and hints: {out_dir / 'score.md'} (seed {result.seed})")
+    return "\n".join(rows)
