@@ -12,6 +12,8 @@ import csv
 import io
 import json
 import os
+import resource
+import signal
 import subprocess
 import sys
 import time
@@ -46,9 +48,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="exit 1 when the score is below PCT percent")
     g.add_argument("--jobs", type=int, default=1, help="accepted for symmetry with batch; one submission uses one worker")
     g.add_argument("--quiet", action="store_true", help="print only the total")
+    g.add_argument("--trust-submission", action="store_true",
+                   help="the code is trusted (e.g. the reference): grade it even where it cannot be isolated")
     b.add_argument("--out", type=Path, required=True, help="one report folder per submission, plus class.csv")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     b.add_argument("--shard", default="1/1", metavar="K/N", help="grade only the K-th of N shards (1-based)")
+    b.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="wall-clock limit per submission; a submission over it is recorded as timeout")
     return p
 
 
@@ -89,7 +95,8 @@ def cmd_grade(args) -> int:
     topics = select_topics(unit, args.topics)
     artefacts = Artefacts(unit, topics, args.suite)
     try:
-        result = grade(unit, submission, Options(args.suite, tuple(args.topics or ()) or None, args.seed), started)
+        options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission)
+        result = grade(unit, submission, options, started)
         command = "python -m autograder grade " + " ".join(sys.argv[2:])
         images = artefacts.write(args.out, result, submission, command)
     finally:
@@ -101,12 +108,35 @@ def cmd_grade(args) -> int:
         from autograder.reports import terminal as terminal_report
 
         print(terminal_report.table(result, args.out))
-        if not result.sandbox_info.get("uid_dropped"):
-            print("note: student code ran with your own user id (start the grader as root to also "
-                  "drop privileges, isolate the network and hide the file system)")
+        if result.sandbox_info.get("mode") == "none":
+            print(f"note: the code ran without isolation ({terminal(result.sandbox_info.get('reason', ''))}): "
+                  "only limits on time, memory and processes applied")
     if args.fail_under is not None and result.percent < args.fail_under:
         return EXIT_BELOW
     return EXIT_OK
+
+
+def grade_one(cmd: list[str], timeout: float) -> tuple[str, subprocess.CompletedProcess | None]:
+    """Run one `grade` in its own process group; ("timeout", None) when it outlives `timeout`.
+    SIGTERM first (the grader then closes its worker), SIGKILL if that does not end it."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return "done", subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, None)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.communicate(timeout=grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        proc.wait()
+        return "timeout", None
 
 
 def cmd_batch(args) -> int:
@@ -118,41 +148,68 @@ def cmd_batch(args) -> int:
     subs = sorted(p for p in args.root.iterdir() if p.is_dir() and not p.name.startswith("."))
     mine = subs[k - 1::n]
 
-    def run(sub: Path):
-        cmd = [sys.executable, "-m", "autograder", "grade", str(sub), "--out", str(args.out / sub.name),
+    def run(sub: Path) -> dict:
+        out = args.out / sub.name
+        cmd = [sys.executable, "-m", "autograder", "grade", str(sub), "--out", str(out),
                "--assignment", str(unit.path), "--suite", args.suite, "--quiet"]
         cmd += ["--seed", str(args.seed)] if args.seed is not None else []
         cmd += [arg for topic in args.topics or [] for arg in ("--topic", topic)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        return sub, proc
+        row = {"submission": sub.name, "earned": "", "possible": "", "status": "grader_error", "detail": ""}
+        try:
+            how, proc = grade_one(cmd, args.timeout)
+        except Exception as exc:  # noqa: BLE001 - one submission's failure is recorded, never fatal
+            return dict(row, detail=f"{type(exc).__name__}: {exc}")
+        if how == "timeout":
+            return dict(row, status="timeout", detail=f"grading took longer than {args.timeout:g} s")
+        score_file = out / "score.json"
+        if proc.returncode == EXIT_GRADER or not score_file.exists():
+            return dict(row, detail=proc.stderr.strip()[-300:])
+        score = json.loads(score_file.read_text())
+        row.update(earned=score["earned"], possible=score["possible"], status="graded")
+        row.update({t["id"]: t["earned"] for t in score["topics"]})
+        return row
 
     rows = []
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for sub, proc in pool.map(run, mine):
-            score_file = args.out / sub.name / "score.json"
-            if proc.returncode == EXIT_GRADER or not score_file.exists():
-                rows.append({"submission": sub.name, "earned": "", "possible": "", "status": "grader_error",
-                             "detail": proc.stderr.strip()[-300:]})
-                continue
-            score = json.loads(score_file.read_text())
-            row = {"submission": sub.name, "earned": score["earned"], "possible": score["possible"],
-                   "status": "graded", "detail": ""}
-            row.update({t["id"]: t["earned"] for t in score["topics"]})
-            rows.append(row)
-    fields = ["submission", "earned", "possible", "status"]
-    fields += sorted({k for r in rows for k in r} - set(fields) - {"detail"}) + ["detail"]
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=fields)
-    writer.writeheader()
-    writer.writerows([{k: csv_cell(v) for k, v in r.items()} for r in rows])
-    name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
-    reports.atomic_write(args.out / name, buf.getvalue())
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            rows = list(pool.map(run, mine))
+    finally:          # the class file is written whatever happened to the submissions
+        fields = ["submission", "earned", "possible", "status"]
+        fields += [t.id for t in unit.topics if any(t.id in r for r in rows)] + ["detail"]
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows([{k: csv_cell(v) for k, v in r.items()} for r in rows])
+        name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
+        reports.atomic_write(args.out / name, buf.getvalue())
     print(f"graded {len(rows)} submission(s) -> {args.out / name}")
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in rows) else EXIT_OK
 
 
+GRADER_ADDRESS_SPACE = 4 << 30
+
+
+def _limit_own_memory() -> None:
+    """A memory limit on the grader itself: a reply it cannot refuse in time must not take
+    the machine down with it. Workers set their own, lower limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft > GRADER_ADDRESS_SPACE:
+        resource.setrlimit(resource.RLIMIT_AS, (GRADER_ADDRESS_SPACE, hard))
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (batch's time limit) ends grading like Ctrl-C: pytest stops, and the
+    Sandbox's `with` block kills the worker on the way out."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    _limit_own_memory()
+    _stop_on_sigterm()
     from autograder.grading.score import GraderError
     from autograder.grading.rubric import RubricError
 

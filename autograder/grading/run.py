@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autograder.assignment import Unit
 from autograder.grading.score import GradeResult, GraderError, score_topic
-from autograder.isolation.sandbox import Sandbox
+from autograder.isolation.sandbox import IsolationError, Sandbox
 
 SUITES = {"public": ("public",), "hidden": ("hidden",), "all": ("public", "hidden")}
 
@@ -32,6 +32,7 @@ class Options:
     suite: str = "all"
     topics: tuple[str, ...] | None = None
     seed: int | None = None
+    trusted: bool = False      # run without isolation where none can be had (e.g. the reference)
 
 
 def select_topics(unit: Unit, topics) -> list:
@@ -85,10 +86,17 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     seed = secrets.randbelow(2**31) if options.seed is None else options.seed
     topics = select_topics(unit, options.topics)
     visibilities = SUITES[options.suite]
-    with Sandbox(unit, submission, hidden="hidden" in visibilities) as sandbox:
+    with Sandbox(unit, submission, hidden="hidden" in visibilities, trusted=options.trusted) as sandbox:
+        try:
+            sandbox_info = sandbox.start()
+        except IsolationError as exc:
+            raise GraderError(f"{exc}. Student code is not run beside hidden tests without isolation; "
+                              "grade only the public tests (--suite public), or pass --trust-submission "
+                              "for code you trust (e.g. the reference)") from None
         probes = {t.id: sandbox.probe(t.module) for t in topics}                 # stage: probe
         collector = run_suites(sandbox, suite_files(unit, topics, options.suite), seed)   # stage: run suites
-        sandbox_info = sandbox.sandbox_info or {}
+        if sandbox.failure is not None:
+            raise GraderError(f"a replacement worker could not start: {sandbox.failure}")
     results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
                            probes[t.id], unit.stub_path(t.module)) for t in topics]
     return GradeResult(assignment=unit.name, submission=str(submission), seed=seed,

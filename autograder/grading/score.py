@@ -23,6 +23,8 @@ class GraderError(RuntimeError):
 class TestRecord:
     """What the pytest plugin saw of one rubric entry (all its parametrised instances)."""
 
+    __test__ = False           # a name pytest would otherwise try to collect
+
     outcome: str = "passed"            # passed | failed | error | timeout
     message: str = ""
     not_implemented: str | None = None  # "module.function" when every failure was the stub's NotImplementedError
@@ -32,6 +34,8 @@ class TestRecord:
 
 @dataclass
 class TestOutcome:
+    __test__ = False
+
     id: str                 # "hidden::test_name"
     earned: float
     possible: float

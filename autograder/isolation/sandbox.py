@@ -13,9 +13,11 @@ import os
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
 # Variables a worker may inherit: the OpenBLAS ones work around wrong results on some CPUs.
 PASSED_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-LOG_TAIL_BYTES = 1500
+LOG_TAIL_BYTES = 4096
 MAX_SUBMISSION_FILE_BYTES = 1 << 20
 
 
@@ -78,22 +80,43 @@ class Limits:
     startup_timeout_s: float = 30.0
     memory_mb: int = 1024
     cpu_s: int = 600
+    disk_mb: int = 64
 
 
-def scrubbed_env(home: str) -> dict:
-    env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+class IsolationError(RuntimeError):
+    """The worker could not be started or locked in: the grader cannot run (exit 2)."""
+
+
+def scrubbed_env() -> dict:
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/work", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
     env.update({k: os.environ[k] for k in PASSED_THROUGH_ENV if k in os.environ})
     return env
 
 
-def copy_submission(src: Path, dst: Path) -> None:
-    """Copy the submission's top-level Python files (the worker gets a copy, never the original)."""
+def read_regular(path: Path, limit: int = MAX_SUBMISSION_FILE_BYTES) -> bytes | None:
+    """The bytes of `path` if it is a regular file of at most `limit` bytes, opened without
+    following a link (a FIFO, a device or a link to elsewhere is never read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return fh.read(limit + 1)[:limit]
+
+
+def copy_submission(src: Path, dst: Path, modules) -> None:
+    """Copy the topic modules (`<module>.py`, regular files only, never through a link) into
+    `dst`: the worker gets a copy of exactly these, never the original folder."""
     dst.mkdir(parents=True)
-    for path in sorted(src.glob("*.py")):
-        if path.is_file() and path.stat().st_size <= MAX_SUBMISSION_FILE_BYTES:
-            shutil.copyfile(path, dst / path.name)
+    for module in sorted(set(modules)):
+        data = read_regular(Path(src) / f"{module}.py")
+        if data is not None:
+            (dst / f"{module}.py").write_bytes(data)
 
 
 class WorkerDied(Exception):
@@ -108,70 +131,111 @@ class WorkerTimedOut(Exception):
     pass
 
 
+class LogDrain(threading.Thread):
+    """Reads the worker's stdout/stderr pipe and keeps its last LOG_TAIL_BYTES: the grader
+    never opens a file the worker could have replaced, and a worker that prints without
+    end never fills a disk or blocks on a full pipe."""
+
+    def __init__(self, fd: int):
+        super().__init__(daemon=True)
+        self._fd, self._tail = fd, bytearray()
+
+    def run(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self._tail += chunk
+            del self._tail[:-LOG_TAIL_BYTES]
+        os.close(self._fd)
+
+    def tail(self, wait: float = 0.5) -> str:
+        self.join(wait)
+        return bytes(self._tail).decode("utf-8", "replace")
+
+
 class Worker:
     """One worker process and its temporary folder."""
 
-    def __init__(self, submission: Path, limits: Limits, generation: int, config: dict):
+    def __init__(self, submission: Path, limits: Limits, generation: int, config: dict, modules):
         self.generation = generation
         self.limits = limits
         self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
-        copy_submission(submission, self.root / "submission")
-        work = self.root / "work"
-        work.mkdir()
-        os.chmod(self.root, 0o755)
-        if os.geteuid() == 0:
-            os.chown(work, 65534, 65534)
-        self.log_path = work / "output.log"
+        copy_submission(submission, self.root / "submission", modules)
+        (self.root / "jail").mkdir()
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-m", "autograder.isolation.worker", "--fd-in", str(req_r),
-                 "--fd-out", str(resp_w), "--root", str(self.root), "--generation", str(generation),
-                 "--memory-mb", str(limits.memory_mb), "--cpu-s", str(limits.cpu_s), "--config", json.dumps(config)],
-                pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                env=scrubbed_env("/work" if os.geteuid() == 0 else str(work)), cwd=work, start_new_session=True,
-            )
-        os.close(req_r)
-        os.close(resp_w)
-        self._buf = b""
+        log_r, log_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-m", "autograder.isolation.worker", "--fd-in", str(req_r),
+             "--fd-out", str(resp_w), "--root", str(self.root), "--generation", str(generation),
+             "--config", json.dumps(config)],
+            pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w,
+            env=scrubbed_env(), cwd=self.root, start_new_session=True,
+        )
+        for fd in (req_r, resp_w, log_w):
+            os.close(fd)
+        self._log = LogDrain(log_r)
+        self._log.start()
+        self._buf = bytearray()
         self._next_id = 0
         self.sandbox_info: dict | None = None
 
-    def _wait_ready(self) -> None:
+    def wait_ready(self) -> dict:
+        """The worker's report of the isolation it applied; IsolationError if it could not start."""
         if self.sandbox_info is None:
-            hello = json.loads(self._read_frame(self.limits.startup_timeout_s))
-            self.sandbox_info = hello["sandbox"]
+            try:
+                hello = self._parse(self._read_frame(time.monotonic() + self.limits.startup_timeout_s))
+            except (WorkerDied, WorkerTimedOut) as exc:
+                self.kill()
+                tail = self._log.tail().strip()[-1500:]
+                raise IsolationError(f"the worker process did not start ({type(exc).__name__}): {tail}") from None
+            if not hello.get("ready"):
+                self.kill()
+                raise IsolationError(str(hello.get("error", "the worker refused to start")))
+            self.sandbox_info = hello.get("sandbox", {})
+        return self.sandbox_info
 
     def request(self, message: dict, timeout: float) -> dict:
-        self._wait_ready()
+        """Send one request and return its reply. One deadline covers writing, reading and
+        parsing the reply; a reply to another request is a protocol violation."""
+        self.wait_ready()
+        deadline = time.monotonic() + timeout
         self._next_id += 1
         message = dict(message, id=self._next_id)
         try:
             wire.write_frame(self._req_w, wire.dumps(message, objects=registry.encode))
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        while True:
-            raw = self._read_frame(timeout)
-            try:
-                reply = json.loads(raw)
-                if not isinstance(reply, dict):
-                    raise ValueError("not an object")
-            except (ValueError, RecursionError):
-                self.kill()    # someone wrote to the protocol pipe who should not have
-                raise WorkerDied(self.proc.returncode, self.log_tail(),
-                                 "wrote something other than a reply on the grader's pipe") from None
-            if reply.get("id") == self._next_id:
-                return reply
+        reply = self._parse(self._read_frame(deadline))
+        if time.monotonic() > deadline:
+            self.kill()
+            raise WorkerTimedOut()
+        if reply.get("id") != self._next_id:
+            self.kill()
+            raise WorkerDied(self.proc.returncode, self.log_tail(), "wrote something other than a reply on the grader's pipe "
+                             "(an answer to a request that was never sent)")
+        return reply
 
-    def _read_frame(self, timeout: float) -> bytes:
-        deadline = time.monotonic() + timeout
+    def _parse(self, raw: bytes) -> dict:
+        try:
+            reply = wire.parse_reply(raw)
+        except wire.WireError as exc:
+            self.kill()    # someone wrote to the protocol pipe who should not have
+            raise WorkerDied(self.proc.returncode, self.log_tail(),
+                             f"wrote something other than a reply on the grader's pipe ({exc})") from None
+        return reply
+
+    def _read_frame(self, deadline: float) -> bytes:
         header = self._read_exact(8, deadline)
         size = int.from_bytes(header, "big")
-        if size > wire.MAX_MESSAGE_BYTES:
+        if size > wire.MAX_REPLY_BYTES:
             self.kill()
             raise WorkerDied(self.proc.returncode, "", "sent a reply larger than "
-                             f"{wire.MAX_MESSAGE_BYTES >> 20} MiB")
+                             f"{wire.MAX_REPLY_BYTES >> 20} MiB")
         return self._read_exact(size, deadline)
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
@@ -183,11 +247,12 @@ class Worker:
             ready, _, _ = select.select([self._resp_r], [], [], left)
             if not ready:
                 continue
-            chunk = os.read(self._resp_r, 1 << 20)
+            chunk = os.read(self._resp_r, min(1 << 20, n - len(self._buf)))
             if not chunk:
                 raise self._died()
             self._buf += chunk
-        out, self._buf = self._buf[:n], self._buf[n:]
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
         return out
 
     def _died(self) -> WorkerDied:
@@ -199,20 +264,16 @@ class Worker:
         return WorkerDied(code, self.log_tail())
 
     def log_tail(self) -> str:
-        try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, fh.tell() - LOG_TAIL_BYTES))
-                return fh.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return self._log.tail()
 
     def kill(self) -> None:
+        """Kill the worker. Its namespace's init dies with it (parent-death signal), and
+        with init every process of the namespace."""
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
             self.proc.wait()
 
     def close(self) -> None:
@@ -244,31 +305,44 @@ class Sandbox:
     once (its start-up overlaps whatever the grader does next) and closes it at the end.
     """
 
-    def __init__(self, unit: "Unit", submission: Path, hidden: bool = True):
+    def __init__(self, unit: "Unit", submission: Path, hidden: bool = True, trusted: bool = False):
         self.unit = unit
         self.submission = Path(submission).resolve()
         self.limits: Limits = unit.limits
+        # Untrusted code next to hidden suites must be isolated; public-only runs (a
+        # student's own machine) and trusted code run with whatever isolation there is.
         self.config = {"preload": list(unit.preload),
                        "unit": {"name": unit.name, "path": str(unit.path),
-                                "modules": unit.worker_modules(hidden)}}
+                                "modules": unit.worker_modules(hidden)},
+                       "limits": {"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
+                                  "disk_mb": self.limits.disk_mb},
+                       "isolation": "required" if hidden and not trusted else "best-effort",
+                       "force_unavailable": os.environ.get("AUTOGRADER_NO_NAMESPACES") == "1"}
         self._worker: Worker | None = None
         self._generation = 0
         self.import_status: dict = {}     # module -> (status, message)
         self.timed_out: dict = {}         # "module.function" -> seconds
         self.sandbox_info: dict | None = None
         self.restarts = 0
+        self.failure: IsolationError | None = None
 
     def worker(self) -> Worker:
         if self._worker is None or self._worker.proc.poll() is not None:
             if self._worker is not None:
                 self._worker.close()
             self._generation += 1
-            self._worker = Worker(self.submission, self.limits, self._generation, self.config)
+            self._worker = Worker(self.submission, self.limits, self._generation, self.config, self.unit.modules)
         return self._worker
 
     def __enter__(self) -> "Sandbox":
         self.worker()
         return self
+
+    def start(self) -> dict:
+        """Wait until the worker is ready; what isolation it applied (IsolationError if none
+        could be had where it is required)."""
+        self.sandbox_info = self.worker().wait_ready()
+        return self.sandbox_info
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -282,6 +356,9 @@ class Sandbox:
         worker = self.worker()
         try:
             reply = worker.request(message, timeout)
+        except IsolationError as exc:
+            self.failure = exc       # a replacement worker could not start: the run is void
+            raise
         except WorkerTimedOut:
             worker.close()
             self._worker = None
@@ -345,7 +422,7 @@ class Sandbox:
             if not reply.get("ok"):
                 raise self._problem(module, function, reply)
             return wire.from_plain(reply["result"]), list(map(str, reply.get("mutated", [])))
-        except (wire.WireError, KeyError, TypeError, ValueError) as exc:
+        except (wire.WireError, KeyError, TypeError, ValueError, RecursionError) as exc:
             raise StudentCodeError(f"{what} sent back data the grader cannot read ({exc}); "
                                    "return numpy arrays, numbers, tuples, lists or dicts") from None
 

@@ -4,11 +4,14 @@ Started by `autograder.isolation.sandbox` as `python -I -m autograder.isolation.
 --config JSON ...`. It loads everything it will ever need (numpy and the standard-library
 modules of the unit's preload list, the unit's helper objects), then locks itself in:
 
+- namespaces (`jail`): its own PID, mount, network, IPC and UTS namespaces (inside an
+  unprivileged user namespace when the grader is not root), a size-limited tmpfs as its
+  whole file system holding only the submission's files, and no privileges (a uid of its
+  own as root; no capabilities otherwise); where no namespace can be made, it refuses
+  unless the grader says the code is trusted;
 - resource limits: address space, file size, CPU time, no new processes;
-- when started as root: a private network namespace, a chroot into its temporary
-  folder (it sees only its own copy of the submission) and an unprivileged uid, so it
-  can neither read the grader's files nor signal the grader;
-- a scrubbed environment (set by the grader) and stdout/stderr going to a log file.
+- a scrubbed environment (set by the grader) and stdout/stderr going to a pipe the
+  grader drains.
 
 Then it answers requests, one JSON frame at a time, on two inherited pipes. Replies are
 plain data (`autograder.isolation.wire`); objects that must stay here (caches) are
@@ -19,7 +22,6 @@ reference.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import faulthandler
 import importlib
 import json
@@ -31,34 +33,49 @@ import traceback
 
 import numpy as np
 
-from autograder.isolation import registry, wire
+from autograder.isolation import jail, registry, wire
 
-CLONE_NEWNET = 0x40000000
 _handles: dict[int, object] = {}
 _generation = 0
 
 
-def _lock_in(root: str | None, memory_mb: int, cpu_s: int) -> dict:
-    """Apply limits and drop privileges; return what was applied, for the report."""
-    applied = {"uid_dropped": False, "chroot": False, "network_isolated": False}
-    soft_as = _vm_size() + memory_mb * 1024 * 1024
+def _read_submission(folder: str) -> dict[str, bytes]:
+    """The grader's copy of the submission (regular files it chose by name)."""
+    files = {}
+    for name in sorted(os.listdir(folder)):
+        fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as fh:
+            files[name] = fh.read()
+    return files
+
+
+def _lock_in(root: str, config: dict, keep_fds: tuple[int, ...]) -> tuple[dict, str]:
+    """Isolate this process (see `jail`) and apply the limits; return what was applied and
+    the folder the submission is imported from. Refuses (SystemExit after telling the
+    grader) when isolation is required and unavailable."""
+    limits = config.get("limits", {})
+    soft_as = _vm_size() + int(limits.get("memory_mb", 1024)) * 1024 * 1024   # /proc is gone afterwards
+    try:
+        if config.get("force_unavailable"):
+            raise jail.Unavailable("AUTOGRADER_NO_NAMESPACES is set in the grader's environment")
+        applied = jail.enter(os.path.join(root, "jail"), _read_submission(os.path.join(root, "submission")),
+                             int(limits.get("disk_mb", 64)), keep_fds)
+        submission = "/submission"
+    except jail.Unavailable as exc:
+        if config.get("isolation") == "required":
+            wire.write_frame(keep_fds[1], json.dumps({"ready": False, "error": str(exc)}).encode())
+            raise SystemExit(3) from None
+        applied = {"mode": "none", "reason": str(exc), "pid_namespace": False, "network_isolated": False,
+                   "private_root": False, "uid_dropped": False, "capabilities_dropped": False}
+        submission = os.path.join(root, "submission")
+    cpu_s = int(limits.get("cpu_s", 600))
     resource.setrlimit(resource.RLIMIT_AS, (soft_as, soft_as))
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large write raises, not kills
-    if os.geteuid() == 0 and root:
-        libc = ctypes.CDLL(None, use_errno=True)
-        applied["network_isolated"] = libc.unshare(CLONE_NEWNET) == 0
-        os.chroot(root)
-        os.chdir("/work")
-        applied["chroot"] = True
-        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))  # no fork, no threads
-        os.setgroups([])
-        os.setgid(65534)
-        os.setuid(65534)
-        applied["uid_dropped"] = os.getuid() != 0
-    return applied
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))   # no fork, no threads
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)       # a too-large write raises, not kills
+    return applied, submission
 
 
 def _vm_size() -> int:
@@ -242,18 +259,16 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--fd-in", type=int, required=True)
     p.add_argument("--fd-out", type=int, required=True)
-    p.add_argument("--root", help="temporary folder holding submission/ and work/")
+    p.add_argument("--root", required=True, help="temporary folder holding submission/ and jail/")
     p.add_argument("--generation", type=int, default=0)
-    p.add_argument("--memory-mb", type=int, default=1024)
-    p.add_argument("--cpu-s", type=int, default=600)
-    p.add_argument("--config", default="{}", help="JSON: preload list and the unit's helper modules")
+    p.add_argument("--config", default="{}", help="JSON: preload list, the unit's helper modules, limits, isolation")
     args = p.parse_args(argv)
     _generation = args.generation
+    config = json.loads(args.config)
     faulthandler.enable()  # a segfault leaves a traceback in the log the grader reads
-    _preload(json.loads(args.config))
-    applied = _lock_in(args.root, args.memory_mb, args.cpu_s)
-    _submission = "/submission" if applied["chroot"] else os.path.join(args.root, "submission")
-    sys.path[:] = [_submission] + [p for p in sys.path if p and not applied["chroot"]]
+    _preload(config)
+    applied, _submission = _lock_in(args.root, config, (args.fd_in, args.fd_out))
+    sys.path[:] = [_submission] + [p for p in sys.path if p and applied["mode"] == "none"]
     sys.dont_write_bytecode = True
     wire.write_frame(args.fd_out, json.dumps({"ready": True, "sandbox": applied}).encode())
     serve(args.fd_in, args.fd_out)

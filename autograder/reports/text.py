@@ -9,8 +9,9 @@ from __future__ import annotations
 import html
 import re
 
-# C0/C1 control characters except tab and newline (ANSI/OSC escapes start with ESC).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 control characters except tab and newline (ANSI/OSC escapes start with ESC), and
+# lone surrogates (valid in a JSON string, but no file or terminal can encode them).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # Characters XML 1.0 cannot hold at all.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # Markdown characters that start code, emphasis, links, images, tables, headings or HTML

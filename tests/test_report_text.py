@@ -1,0 +1,71 @@
+"""Student-derived text is inert in every report format (unit level; end to end in
+tests/test_containment.py): Markdown/HTML escaped in score.md, no control characters in
+the terminal or in junit.xml, no formula in a CSV cell."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+
+from autograder.grading.score import GradeResult, TestOutcome, TopicResult
+from autograder.reports import gradescope, junit, markdown, terminal
+from autograder.reports.text import csv_cell, markdown as md_text, plain
+
+HOSTILE = ("boom\n# Fake heading\n| bptt | 20 / 20 | graded |\n<img src=http://x.invalid/beacon>"
+           "<script>alert(1)</script> ![x](http://x.invalid/i.png) [link](http://x.invalid) "
+           "\x1b[2J\x1b]8;;http://x.invalid\x07click\x1b]8;;\x07 \x00nul \x07bell \x9bcsi \ud800")
+
+
+def hostile_result() -> GradeResult:
+    test = TestOutcome("public::test_x", 0.0, 1.0, "error", HOSTILE, "a hint")
+    topic = TopicResult("bptt", "t", "bptt", "error", HOSTILE, [test])
+    return GradeResult("unit", "sub", seed=1, duration_s=0.1, topics=[topic])
+
+
+def test_markdown_has_no_raw_html_heading_table_or_link():
+    md = markdown.render(hostile_result())
+    assert not re.search(r"<[A-Za-z/!]", md), md
+    assert "\x1b" not in md and "\x00" not in md
+    own = ("## Autograder:", "### `bptt`")
+    assert all(line.startswith(own) for line in md.splitlines() if line.lstrip("> -").startswith("#")), md
+    assert "\n| bptt | 20 / 20" not in md
+    assert "![x](" not in md and "[link](" not in md
+
+
+def test_junit_parses_and_holds_no_control_character():
+    text = junit.render(hostile_result())
+    root = ET.fromstring(text.split("\n", 1)[1])
+    message = root.find(".//error").get("message") + root.find(".//error").text
+    assert "boom" in message and not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", message)
+
+
+def test_terminal_and_gradescope_hold_no_escape_sequence():
+    table = terminal.table(hostile_result())
+    assert "\x1b" not in table and "\x07" not in table and "\x9b" not in table
+    output = json.loads(gradescope.render(hostile_result()))["tests"][0]["output"]
+    assert "\x1b" not in output and "\x00" not in output
+
+
+def test_csv_cells_never_start_a_formula():
+    for value in ['=HYPERLINK("http://x.invalid","y")', "+1", "-1+2", "@SUM(A1)", "\t=1"]:
+        cell = csv_cell(value)
+        assert cell[0] not in "=+-@\t\r", cell
+        row = next(csv.reader(io.StringIO(cell.replace('"', '""').join('""'))))
+        assert row[0] == cell
+
+
+def test_sanitisers_keep_ordinary_text():
+    assert plain("dWh = x^T da, shape (H, H)\nnext line") == "dWh = x^T da, shape (H, H)\nnext line"
+    assert md_text("relative error 1.2e-03 (allowed 1e-07)") == "relative error 1.2e-03 (allowed 1e-07)"
+    assert csv_cell("alice") == "alice" and csv_cell(20.0) == "20.0"
+
+
+def test_every_report_of_a_hostile_result_can_be_written(tmp_path):
+    from autograder import reports
+
+    written = reports.write_all(tmp_path, hostile_result())
+    assert {p.name for p in written} == {"score.md", "junit.xml", "results.json", "score.json"}
+    assert json.loads((tmp_path / "score.json").read_text())["topics"][0]["tests"][0]["message"].startswith("boom")
