@@ -9,6 +9,10 @@ imports, given helpers) is kept as written.
     python scripts/make_stubs.py [--assignment NAME|PATH]   # write the unit's stub folder
     python scripts/make_stubs.py --check                     # exit 1 when the committed stubs differ
 
+It never destroys work: a stub whose text is neither what it generated last time (the
+record in .generated.json beside the stubs) nor what it would generate now was edited,
+e.g. by a student; it refuses to overwrite it unless --force, which keeps a .bak copy.
+
 The unit (default: the only one installed) names its reference folder and, in `stubs`,
 the folder of the stubs relative to the repository root.
 """
@@ -16,8 +20,12 @@ the folder of the stubs relative to the repository root.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import re
+import shutil
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,14 +88,41 @@ def expected_stubs(unit_name=None) -> dict[str, str]:
     return {p.name: stub_source(p.read_text(), p.name, f"{origin}/{p.name}") for p in sorted(solutions.glob("*.py"))}
 
 
+RECORD = ".generated.json"     # sha256 of every stub as last generated, beside the stubs
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def edited_stubs(folder: Path, stubs: dict[str, str]) -> list[str]:
+    """Stubs whose text is neither what was generated last time nor what would be generated
+    now: someone's work (a student's code), which regeneration must not destroy."""
+    try:
+        record = json.loads((folder / RECORD).read_text())
+    except (OSError, ValueError):
+        record = {}
+    edited = []
+    for name, text in stubs.items():
+        path = folder / name
+        if path.exists():
+            current = _digest(path.read_text())
+            if current not in (record.get(name), _digest(text)):
+                edited.append(name)
+    return edited
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="report drift instead of writing")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite stubs that were edited since they were generated (keeps a .bak copy)")
     parser.add_argument("--assignment", default=None, metavar="NAME|PATH", help="the unit (default: the only one)")
     args = parser.parse_args(argv)
     stubs = expected_stubs(args.assignment)
     _, folder = folders(args.assignment)
     where = folder.relative_to(REPO) if folder.is_relative_to(REPO) else folder
+    record = json.dumps({n: _digest(text) for n, text in stubs.items()}, indent=1, sort_keys=True) + "\n"
     if args.check:
         drift = [n for n, text in stubs.items() if not (folder / n).exists() or (folder / n).read_text() != text]
         extra = sorted(p.name for p in folder.glob("*.py") if p.name not in stubs)
@@ -95,10 +130,26 @@ def main(argv=None) -> int:
             print(f"stale stub: {where}/{n} (run `make stubs`)")
         for n in extra:
             print(f"stub without a solution: {where}/{n}")
-        return 1 if drift or extra else 0
+        stale_record = not (folder / RECORD).exists() or (folder / RECORD).read_text() != record
+        if stale_record:
+            print(f"stale record: {where}/{RECORD} (run `make stubs`)")
+        return 1 if drift or extra or stale_record else 0
+    edited = edited_stubs(folder, stubs)
+    if edited and not args.force:
+        print(f"make stubs: not overwriting {len(edited)} stub(s) that were edited since they were generated "
+              f"(someone's work?): {', '.join(f'{where}/{n}' for n in edited)}. Nothing was written. "
+              "Run `python scripts/make_stubs.py --force` to overwrite them; a .bak copy of each is kept.",
+              file=sys.stderr)
+        return 1
     folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in edited:
+        backup = folder / f"{n}.bak-{stamp}"
+        shutil.copyfile(folder / n, backup)
+        print(f"kept your version of {where}/{n} as {backup.name}")
     for n, text in stubs.items():
         (folder / n).write_text(text)
+    (folder / RECORD).write_text(record)
     print(f"wrote {len(stubs)} stubs to {where}/")
     return 0
 

@@ -2,6 +2,7 @@
 
 import io
 import re
+import subprocess
 import sys
 import tokenize
 
@@ -22,6 +23,8 @@ def test_committed_stubs_match_the_generator():
     assert set(committed) == set(expected), "every solution module has exactly one stub"
     stale = [n for n in expected if committed[n] != expected[n]]
     assert not stale, f"stale stubs {stale}: run `make stubs`"
+    check = run_make_stubs("--check")
+    assert check.returncode == 0, check.stdout
 
 
 def test_no_marker_reaches_assignments():
@@ -73,3 +76,47 @@ def test_generator_replaces_blocks_and_rejects_bad_markers():
                 "def f():\n    ### BEGIN SOLUTION\n    ### BEGIN SOLUTION\n    ### END SOLUTION\n"]:
         with pytest.raises(make_stubs.MarkerError):
             make_stubs.stub_source(bad, "bad.py")
+
+
+def _unit_with_stubs(tmp_path):
+    """A one-module unit whose stub folder is in tmp_path (make_stubs writes there)."""
+    unit = tmp_path / "tiny_unit"
+    (unit / "reference").mkdir(parents=True)
+    (unit / "rubric").mkdir()
+    (unit / "unit.yaml").write_text(f"name: tiny_unit\nstubs: {tmp_path / 'stubs'}\n"
+                                    "topics: [{id: t, module: m, functions: {f: {}}}]\n")
+    (unit / "rubric" / "t.yaml").write_text("topic: t\npoints: 1\ntests:\n"
+                                            "  - {test: test_f, visibility: public, points: 1, hint: h}\n")
+    (unit / "reference" / "m.py").write_text('def f(x):\n    """Double x."""\n    y = None\n    # TODO: y = 2x\n'
+                                             '    ### BEGIN SOLUTION\n    y = 2 * x\n    ### END SOLUTION\n'
+                                             '    return y\n')
+    return unit, tmp_path / "stubs"
+
+
+def run_make_stubs(*args):
+    return subprocess.run([sys.executable, str(REPO / "scripts" / "make_stubs.py"), *map(str, args)],
+                          capture_output=True, text=True, cwd=REPO)
+
+
+def test_make_stubs_never_overwrites_edited_stubs(tmp_path):
+    unit, stubs = _unit_with_stubs(tmp_path)
+    assert run_make_stubs("--assignment", unit).returncode == 0
+    generated = (stubs / "m.py").read_text()
+    assert "raise NotImplementedError" in generated
+    # the instructor edits the solution: regenerating over an untouched stub is fine
+    (unit / "reference" / "m.py").write_text((unit / "reference" / "m.py").read_text().replace("Double x.", "Twice x."))
+    assert run_make_stubs("--assignment", unit).returncode == 0
+    assert "Twice x." in (stubs / "m.py").read_text()
+    # a student fills in the stub: make stubs refuses and changes nothing
+    work = (stubs / "m.py").read_text().replace('raise NotImplementedError("f: fill in the TODO above")', "y = x + x")
+    (stubs / "m.py").write_text(work)
+    before = {p.name: p.read_bytes() for p in stubs.iterdir()}
+    proc = run_make_stubs("--assignment", unit)
+    assert proc.returncode == 1 and "m.py" in proc.stderr and "--force" in proc.stderr, proc.stderr
+    assert {p.name: p.read_bytes() for p in stubs.iterdir()} == before
+    # --force overwrites and keeps the student's version
+    proc = run_make_stubs("--assignment", unit, "--force")
+    assert proc.returncode == 0, proc.stderr
+    backups = list(stubs.glob("m.py.bak-*"))
+    assert len(backups) == 1 and backups[0].read_text() == work
+    assert "raise NotImplementedError" in (stubs / "m.py").read_text()
