@@ -9,7 +9,7 @@ SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
-.PHONY: grade test stubs bench clean help venv
+.PHONY: grade test stubs bench release clean help venv
 .DEFAULT_GOAL := help
 
 help:
@@ -17,6 +17,7 @@ help:
 	@echo "make test     run the repository's tests (engine, content, outside oracles)"
 	@echo "make stubs    regenerate assignments/ from solutions/"
 	@echo "make bench    time and measure a grading run"
+	@echo "make release  write dist/student/ (the student repository) and dist/grader-bundle/"
 
 # The venv is rebuilt when it is missing, broken (its Python is gone), or older than
 # pyproject.toml; each stamp records one install of the package with a set of extras.
@@ -44,5 +45,8 @@ stubs: $(VENV)/.installed-base
 bench: $(VENV)/.installed-dev
 	$(PY) scripts/bench.py
 
+release: $(VENV)/.installed-base
+	$(PY) scripts/release.py --assignment $(ASSIGNMENT)
+
 clean:
-	rm -rf $(VENV) $(OUT) .bench
+	rm -rf $(VENV) $(OUT) .bench dist

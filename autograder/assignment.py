@@ -50,6 +50,7 @@ class Unit:
     stubs: str                        # where students find the stubs (for messages)
     signals_title: str
     artefacts: str | None             # module of the unit with an `Artefacts` class
+    secret: tuple[str, ...]           # paths in the unit folder never shipped to students
     rubric: Rubric
     dirs: dict[str, Path]             # reference, public_tests, hidden_tests, rubric
 
@@ -161,4 +162,5 @@ def load(name_or_path: str | Path | None = None) -> Unit:
                 hidden_helpers=_strings(data.get("hidden_helpers"), "hidden_helpers"),
                 stubs=str(data.get("stubs", f"assignments/{name}")),
                 signals_title=str(data.get("signals_title", "Signals")),
-                artefacts=data.get("artefacts"), rubric=rubric, dirs=dirs)
+                artefacts=data.get("artefacts"), secret=_strings(data.get("secret"), "secret"),
+                rubric=rubric, dirs=dirs)

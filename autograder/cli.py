@@ -1,4 +1,4 @@
-"""Command line: `python -m autograder grade [DIR]` and `python -m autograder batch ROOT`.
+"""Command line: `python -m autograder grade [DIR]`, `batch ROOT` and `pr CHECKOUT` (CI).
 
 Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
 The assignment is a unit folder (`--assignment NAME|PATH`); with one unit installed it
@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--shard", default="1/1", metavar="K/N", help="grade only the K-th of N shards (1-based)")
     b.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
                    help="wall-clock limit per submission; a submission over it is recorded as timeout")
+    from autograder import pr
+
+    pr.add_parser(sub)
     return p
 
 
@@ -214,7 +217,9 @@ def main(argv=None) -> int:
     from autograder.grading.rubric import RubricError
 
     try:
-        return {"grade": cmd_grade, "batch": cmd_batch}[args.command](args)
+        from autograder.pr import cmd_pr
+
+        return {"grade": cmd_grade, "batch": cmd_batch, "pr": cmd_pr}[args.command](args)
     except (GraderError, RubricError, assignment.UnitError) as exc:
         print(f"autograder: the grader could not run: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_GRADER

@@ -49,3 +49,19 @@ def grade(submission: Path, out: Path, *extra, env: dict | None = None) -> tuple
 
 def results_by_id(score: dict, topic: str) -> dict:
     return {t["id"]: t for x in score["topics"] if x["id"] == topic for t in x["tests"]}
+
+
+def borrowed_venv(folder: Path, *package_roots: Path) -> Path:
+    """A fresh virtual environment (no pip) whose dependencies are the development venv's
+    packages (a .pth file, which adds that folder but not its editable install), plus the
+    given source roots (so `import autograder` resolves to a copy). Returns its python."""
+    import sysconfig
+    import venv
+
+    venv.create(folder, with_pip=False)
+    python = folder / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    roots = [str(p) for p in package_roots] + [sysconfig.get_path("purelib")]
+    (site / "borrowed.pth").write_text("\n".join(roots) + "\n")
+    return python

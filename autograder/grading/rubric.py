@@ -37,6 +37,7 @@ class RubricTopic:
     title: str
     points: float
     tests: tuple[RubricTest, ...]
+    graded_later: float = 0.0   # points of tests not in this copy (a student release's hidden part)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def _topic(data: dict, source: Path, known: list[str]) -> RubricTopic:
     if abs(points - sum(t.points for t in tests)) > 1e-9:
         raise RubricError(f"{source.name}: topic points {points:g} != sum of its tests "
                           f"{sum(t.points for t in tests):g}")
-    return RubricTopic(tid, str(data.get("title", tid)), points, tuple(tests))
+    return RubricTopic(tid, str(data.get("title", tid)), points, tuple(tests), float(data.get("graded_later", 0)))
 
 
 def load_rubric(folder: Path, topic_ids: list[str], unit: str = "") -> Rubric:

@@ -58,6 +58,7 @@ class TopicResult:
     status: str             # one of STATUSES
     message: str            # one line explaining the status ("" when graded normally)
     tests: list[TestOutcome]
+    graded_later: float = 0.0   # points of hidden tests this copy does not have
 
     @property
     def earned(self) -> float:
@@ -79,6 +80,11 @@ class GradeResult:
     signals_title: str = "Signals"
     extras: dict = field(default_factory=dict)        # data the suites left for the unit's artefacts
     sandbox_info: dict = field(default_factory=dict)  # what isolation the worker applied
+    tampered: list[str] | None = None   # protected files that differ from the instructor's copy (None: not checked)
+
+    @property
+    def graded_later(self) -> float:
+        return round(sum(t.graded_later for t in self.topics), 6)
 
     @property
     def earned(self) -> float:
@@ -114,4 +120,4 @@ def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, pr
     elif status == "graded":
         todo = sorted({t.not_implemented for t in tests if t.not_implemented})
         message = f"still raising NotImplementedError: {', '.join(todo)}" if todo else ""
-    return TopicResult(topic.id, topic.title, module, status, message, tests)
+    return TopicResult(topic.id, topic.title, module, status, message, tests, topic.graded_later)

@@ -16,9 +16,11 @@ FILES = {"score.md": markdown.render, "junit.xml": junit.render, "results.json":
          "score.json": score_json.render}
 
 
-def write_all(out_dir: Path, result: GradeResult, images: list[tuple[str, str]] = ()) -> list[Path]:
-    """Write every format into `out_dir`; `images` are (file name, caption) shown in score.md."""
-    texts = {name: (render(result, images) if name == "score.md" else render(result))
+def write_all(out_dir: Path, result: GradeResult, images: list[tuple[str, str]] = (),
+              hidden_detail: str = "hints") -> list[Path]:
+    """Write every format into `out_dir`; `images` are (file name, caption) shown in score.md,
+    `hidden_detail` how much of the hidden tests score.md shows (see reports.markdown)."""
+    texts = {name: (render(result, images, hidden_detail) if name == "score.md" else render(result))
              for name, render in FILES.items()}
     # score.json last: a reader that sees the new score also finds the other new files.
     for name, text in texts.items():

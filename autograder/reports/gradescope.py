@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from autograder.grading.score import GradeResult
+from autograder.reports.markdown import tamper_note
 from autograder.reports.text import plain
 
 
@@ -16,5 +17,8 @@ def render(result: GradeResult) -> str:
             tests.append({"name": f"{t.id} {x.id}", "score": x.earned, "max_score": x.possible,
                           "status": "passed" if x.passed else "failed", "output": out,
                           "visibility": "visible" if x.id.startswith("public::") else "after_published"})
-    return json.dumps({"score": result.earned, "max_score": result.possible,
-                       "execution_time": result.duration_s, "tests": tests}, indent=2) + "\n"
+    doc = {"score": result.earned, "max_score": result.possible, "execution_time": result.duration_s,
+           "tests": tests}
+    if result.tampered:
+        doc["output"] = plain(tamper_note(result))
+    return json.dumps(doc, indent=2) + "\n"

@@ -1,4 +1,8 @@
-"""reports/score.md: for a pull-request comment or a CI job summary (rendered as Markdown)."""
+"""reports/score.md: for a pull-request comment or a CI job summary (rendered as Markdown).
+
+`hidden_detail` is the instructor's choice of how much of the hidden tests students see:
+"hints" (names, messages and hints), "tests" (names and messages), "total" (per topic only).
+"""
 
 from __future__ import annotations
 
@@ -7,31 +11,52 @@ from autograder.reports.text import markdown, one_line
 
 STATUS_WORDS = {"graded": "graded", "not_implemented": "not implemented", "error": "error",
                 "timeout": "timeout", "crashed": "crashed"}
+HIDDEN_DETAIL = ("hints", "tests", "total")
 
 
 def pct(earned: float, possible: float) -> str:
     return f"{100 * earned / possible:.0f}%" if possible else "-"
 
 
-def render(result: GradeResult, images=()) -> str:
+def tamper_note(result: GradeResult) -> str:
+    if not result.tampered:
+        return ""
+    files = ", ".join(result.tampered[:20]) + (" …" if len(result.tampered) > 20 else "")
+    return (f"TAMPERED: {len(result.tampered)} protected file(s) differ from the instructor's copy ({files}). "
+            "The score was computed with the original files.")
+
+
+def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
     lines = [f"## Autograder: {result.assignment} — {result.earned:g} / {result.possible:g} "
-             f"({pct(result.earned, result.possible)})", "",
-             "| topic | score | status |", "|---|---:|---|"]
+             f"({pct(result.earned, result.possible)})", ""]
+    if result.tampered:
+        lines += [f"> **{markdown(tamper_note(result), 2000)}**", ""]
+    later = result.graded_later
+    lines += ["| topic | score | status |", "|---|---:|---|"]
     for t in result.topics:
-        lines.append(f"| `{t.id}` | {t.earned:g} / {t.possible:g} | {STATUS_WORDS[t.status]} |")
+        extra = f" (+{t.graded_later:g} graded later)" if t.graded_later else ""
+        lines.append(f"| `{t.id}` | {t.earned:g} / {t.possible:g}{extra} | {STATUS_WORDS[t.status]} |")
     lines.append("")
+    if later:
+        lines += [f"These are the public tests. Hidden tests worth {later:g} more points are graded later, "
+                  "by your instructor's grader.", ""]
     for t in result.topics:
         failed = [x for x in t.tests if not x.passed]
-        if not failed and not t.message:
+        shown = [x for x in failed if hidden_detail != "total" or not x.id.startswith("hidden::")]
+        summary = [x for x in t.tests if x.id.startswith("hidden::")] if hidden_detail == "total" else []
+        if not shown and not t.message and not (summary and any(not x.passed for x in summary)):
             continue
         lines.append(f"### `{t.id}` ({t.earned:g} / {t.possible:g})")
         if t.message:
             lines += ["", f"> {markdown(t.message)}"]
         lines.append("")
-        for x in failed:
+        for x in shown:
             lines.append(f"- **{x.id}** ({x.outcome}, 0 / {x.possible:g}): {markdown(x.message)}")
-            if x.hint:
+            if x.hint and (hidden_detail == "hints" or not x.id.startswith("hidden::")):
                 lines.append(f"  - hint: {one_line(x.hint)}")
+        if summary:
+            earned, possible = sum(x.earned for x in summary), sum(x.possible for x in summary)
+            lines.append(f"- hidden tests: {earned:g} / {possible:g}")
         lines.append("")
     if result.signals:
         lines += [f"### {result.signals_title}", "", "| signal | holds |", "|---|---|"]

@@ -8,7 +8,7 @@ from autograder.grading.score import SCHEMA, GradeResult
 
 
 def document(result: GradeResult) -> dict:
-    return {
+    doc = {
         "schema": SCHEMA,
         "assignment": result.assignment,
         "submission": result.submission,
@@ -20,7 +20,14 @@ def document(result: GradeResult) -> dict:
                                "message": x.message, "hint": x.hint} for x in t.tests]}
                    for t in result.topics],
         "signals": dict(result.signals),
+        # additions to v1 (its fields above keep their meaning)
+        "seed": result.seed,
     }
+    if result.graded_later:
+        doc["graded_later"] = {t.id: t.graded_later for t in result.topics if t.graded_later}
+    if result.tampered is not None:
+        doc["tampered"] = list(result.tampered)
+    return doc
 
 
 def render(result: GradeResult) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.grading.score import GradeResult
-from autograder.reports.markdown import STATUS_WORDS, pct
+from autograder.reports.markdown import STATUS_WORDS, pct, tamper_note
 from autograder.reports.text import one_line, terminal
 
 
@@ -20,6 +20,10 @@ def table(result: GradeResult, out_dir: Path | None = None) -> str:
     total = f"{result.earned:g} / {result.possible:g}"
     rows += [f"{'-' * width}  {'-' * 13}", f"{'total':<{width}}  {total:>13}  "
              f"({pct(result.earned, result.possible)}, {result.duration_s:.2f} s)"]
+    if result.graded_later:
+        rows.append(f"hidden tests worth {result.graded_later:g} more points are graded later by your instructor")
+    if result.tampered:
+        rows.append(terminal(tamper_note(result)))
     if out_dir is not None:
         rows.append(f"details and hints: {out_dir / 'score.md'} (seed {result.seed})")
     return "\n".join(rows)

@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 
+from autograder.units.rnn_prehistory.lab.record import record_run
+
 SIGNALS = (
     "near_one_product_stays_bounded",
     "rho_below_one_gradient_decays",
@@ -94,8 +96,9 @@ def test_clip_grad_norm_scales_all_arrays_by_one_factor(fault_injection):
         "clip_grad_norm returns a new dict and leaves its input alone"
 
 
-def test_run_fault_injection_reports_every_signal(fault_injection):
+def test_run_fault_injection_reports_every_signal(fault_injection, report_extras):
     out = fault_injection.run_fault_injection(42)
+    record_run(report_extras, 42, out)      # for reports/evidence.yaml and the figure
     missing = [k for k in SIGNALS + FIGURES if k not in out]
     assert not missing, f"run_fault_injection's dict lacks {missing}"
     assert all(isinstance(out[k], bool) for k in SIGNALS), "the seven signals are bools"

@@ -219,10 +219,11 @@ def _source_label(source: str) -> str:
 def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
     """Write <out_dir>/fault_injection.png: ||dh_T/dh_{T-k}|| against k (log scale) for
     rho in {0.5, 1.0, 1.5}, tanh and linear, and the training loss with and without
-    clipping. Returns None when the run left no curve data (the hidden suite did not run)."""
+    clipping. Without the hidden suite's curves (a public-only run) it draws the summary of
+    the student's own run_fault_injection instead; None when there is neither."""
     curves, losses = lab.curves, lab.loss_curves
     if not curves and not losses:
-        return None
+        return write_summary_plot(out_dir, lab) if isinstance(lab.returned, dict) else None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -281,6 +282,46 @@ def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
     return path
 
 
+def write_summary_plot(out_dir: Path, lab: LabRecord) -> Path:
+    """The figure of a public-only run: what the student's run_fault_injection(seed)
+    returned. Left, ||dh_T/dh_0|| at T = 100 against rho for tanh and linear chains; right,
+    the training loss at the start and the end of clipped SGD, and when the unclipped
+    run blew up."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    run = lab.returned
+    fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2)
+    rhos = [0.5, 1.0, 1.5]
+    for activation, style in (("tanh", "o-"), ("linear", "s--")):
+        keys = [f"rho{rho}_{activation}_norm" for rho in rhos]
+        xs = [rho for rho, key in zip(rhos, keys) if key in run]
+        ys = _positive([run[key] for key in keys if key in run])
+        if xs:
+            left.semilogy(xs, ys, style, label=f"{activation} chain")
+    left.set_xticks(rhos)
+    left.set_xlabel("spectral radius rho")
+    left.set_ylabel("||dh_T / dh_0||_2 at T = 100")
+    left.set_title(f"your run_fault_injection({lab.seed}): gradient norm after 100 steps", fontsize=9)
+    left.legend(fontsize=8)
+    left.grid(True, which="major", alpha=0.3)
+    start, end = _log10([run.get("clip_loss_start"), run.get("clip_loss_end")])
+    right.bar(["clipped: start", "clipped: end"], [start, end], color=["tab:green", "tab:green"])
+    step = run.get("noclip_first_nonfinite_step")
+    step = f"{step:g}" if isinstance(step, (int, float)) else step
+    right.set_title(f"clipped SGD (tau = 5); unclipped: inf/nan at step {step}", fontsize=9)
+    right.set_ylabel("log10 of the training loss")
+    right.grid(True, axis="y", alpha=0.3)
+    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.12, top=0.92, wspace=0.2)
+    png = io.BytesIO()
+    fig.savefig(png, dpi=PLOT_DPI, format="png")
+    path = Path(out_dir) / PLOT_FILE
+    atomic_write(path, png.getvalue())
+    return path
+
+
 class Plotter:
     """Draws the figure in a child process started before grading, so that importing
     matplotlib (~0.5 s) overlaps the grading instead of following it.
@@ -318,8 +359,8 @@ class Artefacts:
     FILES = (EVIDENCE_FILE, PLOT_FILE)
 
     def __init__(self, unit, topics: list[str], suite: str):
-        # The figure needs the hidden suite's data; start its renderer only when it can come.
-        self.plotter = Plotter() if TOPIC in topics and suite != "public" else None
+        # The figure needs the lab's data; start its renderer only when it can come.
+        self.plotter = Plotter() if TOPIC in topics else None
 
     def write(self, out_dir: Path, result, submission: Path, command: str) -> list[tuple[Path, str | None]]:
         """(path, caption for score.md or None) of every file written."""

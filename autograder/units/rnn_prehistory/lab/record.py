@@ -82,6 +82,15 @@ class LabRecord:
                    loss_curves=LossCurves(**losses) if losses else None)
 
 
+def record_run(extras: dict, seed: int, returned) -> LabRecord:
+    """Keep what the student's run_fault_injection(seed) returned (the public test's run;
+    the hidden suite's own run replaces it when the hidden suite runs)."""
+    record = extras.setdefault(EXTRAS_KEY, LabRecord())
+    record.seed = seed
+    record.returned = plain(returned) if isinstance(returned, dict) else repr(returned)[:200]
+    return record
+
+
 def of(extras: dict) -> LabRecord:
     """The run's record (an empty one when the lab's suite did not run)."""
     record = (extras or {}).get(EXTRAS_KEY)

@@ -1,0 +1,119 @@
+"""Grade a pull request on CI with the instructor's trusted grader:
+
+    python -m autograder pr CHECKOUT --manifest protected-files.sha256 --out reports
+        [--hidden-detail total|tests|hints] [--fail-under PCT]
+
+This package, the unit's rubric, hidden suites and reference come from the instructor's
+grader bundle, never from the pull request. From the pull request's checkout only the
+module files (`<stubs>/<module>.py`, regular files, never through a link) are taken. Every
+protected file of the checkout (public tests, engine, Makefile, workflows: the bundle's
+manifest) is compared with the instructor's hash; a difference marks the submission
+`tampered` in every report, and the score is the one the original files give.
+
+On GitHub it also writes the job summary ($GITHUB_STEP_SUMMARY), the body of the
+pull-request comment (`<out>/comment.md`, with a marker so one comment is updated per
+push), and outputs for the workflow ($GITHUB_OUTPUT: score, possible, pr).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from autograder import assignment, reports
+from autograder.isolation.sandbox import copy_submission, read_regular
+from autograder.reports import markdown
+
+COMMENT_MARKER = "<!-- autograder:score -->"
+MAX_PROTECTED_BYTES = 16 << 20
+
+
+def read_manifest(path: Path) -> dict[str, str]:
+    """`sha256sum` format: '<hex>  <relative path>' per line."""
+    entries = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            digest, name = line.split(maxsplit=1)
+            entries[name.strip().lstrip("*")] = digest.lower()
+    return entries
+
+
+def write_manifest(root: Path, files) -> str:
+    lines = [f"{hashlib.sha256((root / f).read_bytes()).hexdigest()}  {f}" for f in sorted(files)]
+    return "\n".join(lines) + "\n"
+
+
+def tampered_files(checkout: Path, manifest: dict[str, str]) -> list[str]:
+    """Protected files that are missing, not regular, or differ from the instructor's hash."""
+    changed = []
+    for name, digest in sorted(manifest.items()):
+        data = read_regular(Path(checkout) / name, MAX_PROTECTED_BYTES)
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            changed.append(name)
+    return changed
+
+
+def github_event(path: str | None) -> dict:
+    try:
+        return json.loads(Path(path).read_text()) if path else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _append(path: str | None, text: str) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+def cmd_pr(args) -> int:
+    from autograder.cli import EXIT_BELOW, EXIT_OK, Artefacts
+    from autograder.grading.run import Options, grade, select_topics
+
+    started = time.perf_counter()
+    unit = assignment.load(args.assignment)
+    checkout = args.checkout.resolve()
+    manifest = read_manifest(args.manifest)
+    topics = select_topics(unit, None)
+    with tempfile.TemporaryDirectory(prefix="autograder-pr-") as tmp:
+        submission = Path(tmp) / "submission"
+        copy_submission(checkout / unit.stubs, submission, unit.modules)
+        artefacts = Artefacts(unit, topics, "all")
+        try:
+            result = grade(unit, submission, Options("all", None, args.seed), started)
+            result.submission = str(args.checkout)
+            result.tampered = tampered_files(checkout, manifest)
+            images = artefacts.write(args.out, result, submission, "python -m autograder pr")
+        finally:
+            artefacts.close()
+    reports.write_all(args.out, result, images, args.hidden_detail)
+    # The job summary and the comment cannot show the figure: it is in the uploaded reports.
+    summary = markdown.render(result, (), args.hidden_detail)
+    if images:
+        summary += "\nThe figure and every report are in this run's `reports` artifact.\n"
+    reports.atomic_write(args.out / "comment.md", f"{COMMENT_MARKER}\n{summary}")
+    _append(os.environ.get("GITHUB_STEP_SUMMARY"), summary)
+    number = (github_event(os.environ.get("GITHUB_EVENT_PATH")).get("pull_request") or {}).get("number", "")
+    _append(os.environ.get("GITHUB_OUTPUT"),
+            f"score={result.earned:g}\npossible={result.possible:g}\npr={number}\n"
+            f"tampered={'true' if result.tampered else 'false'}\n")
+    print(f"{result.earned:g} / {result.possible:g}" + (" (tampered)" if result.tampered else ""))
+    if args.fail_under is not None and result.percent < args.fail_under:
+        return EXIT_BELOW
+    return EXIT_OK
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("pr", help="grade a pull request's checkout with this (trusted) grader")
+    p.add_argument("checkout", type=Path, help="the pull request's checkout (only its module files are used)")
+    p.add_argument("--manifest", type=Path, required=True, help="the instructor's protected-files.sha256")
+    p.add_argument("--out", type=Path, default=Path("reports"))
+    p.add_argument("--assignment", default=None, metavar="NAME|PATH")
+    p.add_argument("--hidden-detail", choices=markdown.HIDDEN_DETAIL, default="tests",
+                   help="what students see of hidden tests: total per topic, test names and messages, or also hints")
+    p.add_argument("--fail-under", type=float, default=None, metavar="PCT")
+    p.add_argument("--seed", type=int, default=None)
