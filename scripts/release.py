@@ -45,7 +45,7 @@ def _copy(src: Path, dst: Path) -> None:
 
 
 def _files(folder: Path):
-    """Regular files below `folder`, following the unit's links (reference, public)."""
+    """Regular files below `folder` (links to folders are not followed)."""
     for path in sorted(folder.rglob("*")):
         if path.is_file() and not any(p in IGNORED for p in path.parts) and not path.name.endswith(".pyc"):
             yield path
@@ -136,8 +136,13 @@ def protected(student: Path, unit) -> list[str]:
 def build_bundle(unit, dst: Path, manifest: str) -> Path:
     for src, rel in engine_files():
         _copy(src, dst / rel)
-    for path in _files(unit.path):          # follows the reference and public links: real copies
-        _copy(path, dst / "autograder/units" / unit.name / path.relative_to(unit.path))
+    target = dst / "autograder/units" / unit.name
+    for path in _files(unit.path):
+        _copy(path, target / path.relative_to(unit.path))
+    for key in ("reference", "public_tests"):   # links in the checkout, real folders in the bundle
+        folder = unit.dirs[key]
+        for path in _files(folder.resolve()):
+            _copy(path, target / folder.relative_to(unit.path) / path.relative_to(folder.resolve()))
     _copy(REPO / "pyproject.toml", dst / "pyproject.toml")
     (dst / "protected-files.sha256").write_text(manifest)
     (dst / "README.md").write_text((TEMPLATES / "README.bundle.md").read_text().format(title=unit.title, name=unit.name))

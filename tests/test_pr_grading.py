@@ -1,0 +1,171 @@
+"""Pull-request grading as the student repository's workflow runs it, locally: the grader
+bundle from `make release` grades a checkout of the student repository with a GitHub
+environment (job summary, event payload, outputs, a fake secret).
+
+- the summary and the comment body are produced, the outputs name the pull request;
+- a submission that edits the rubric, a public test or the engine is graded as if it had
+  not (same score) and is reported `tampered` with the list of files;
+- a submission that reads its environment never sees the secret;
+- a pass mark fails the check below it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from helpers import REPO, SOLUTIONS, UNIT, borrowed_venv
+
+SECRET = "fake-deploy-key-7c1e9b"
+# exp(e) without subtracting the row maximum: overflows for large scores (a kill-matrix mutant)
+MUTANT = ("    w = np.exp(e - row_max)", "    w = np.exp(e)")
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "release.py"), "--out", str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    python = borrowed_venv(out / "venv", out / "grader-bundle")
+    return out, python
+
+
+def checkout(release, tmp_path, edit=None):
+    """A pull request's checkout: the student repository with finished modules (the
+    attention module with one mistake), optionally edited further by `edit(folder)`."""
+    dist, _ = release
+    folder = tmp_path / "submission"
+    shutil.copytree(dist / "student", folder, symlinks=True)
+    for module in SOLUTIONS.glob("*.py"):
+        shutil.copyfile(module, folder / UNIT.stubs / module.name)
+    attention = folder / UNIT.stubs / "attention.py"
+    text = attention.read_text()
+    assert MUTANT[0] in text
+    attention.write_text(text.replace(MUTANT[0], MUTANT[1]))
+    if edit:
+        edit(folder)
+    return folder
+
+
+def grade_pr(release, tmp_path, folder, *extra):
+    dist, python = release
+    summary, outputs, event = tmp_path / "summary.md", tmp_path / "outputs.txt", tmp_path / "event.json"
+    event.write_text(json.dumps({"action": "synchronize", "pull_request": {"number": 7}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.update(GITHUB_STEP_SUMMARY=str(summary), GITHUB_OUTPUT=str(outputs), GITHUB_EVENT_PATH=str(event),
+               GRADER_DEPLOY_KEY=SECRET, GITHUB_ACTIONS="true")
+    out = tmp_path / "reports"
+    proc = subprocess.run([str(python), "-m", "autograder", "pr", str(folder), "--manifest",
+                           str(dist / "grader-bundle" / "protected-files.sha256"), "--out", str(out),
+                           "--seed", "5", *extra], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    score = json.loads((out / "score.json").read_text()) if (out / "score.json").exists() else {}
+    return proc, score, out, summary, outputs
+
+
+def everything(out) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in out.iterdir() if p.suffix in (".json", ".md", ".xml", ".yaml"))
+
+
+@pytest.fixture(scope="module")
+def honest(release, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("honest")
+    return grade_pr(release, tmp, checkout(release, tmp))
+
+
+def test_an_honest_pull_request_is_graded_with_summary_comment_and_outputs(honest):
+    proc, score, out, summary, outputs = honest
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    attention = next(t for t in score["topics"] if t["id"] == "attention")
+    assert attention["earned"] < attention["possible"], "the mistake in attention.py costs points"
+    assert score["earned"] == score["possible"] - (attention["possible"] - attention["earned"])
+    assert score["tampered"] == []
+    assert summary.read_text().startswith("## Autograder:") and "hidden::" in summary.read_text()
+    comment = (out / "comment.md").read_text()
+    assert comment.startswith("<!-- autograder:score -->\n## Autograder:")
+    assert "pr=7" in outputs.read_text() and f"score={score['earned']:g}" in outputs.read_text()
+    assert {"junit.xml", "results.json", "evidence.yaml", "fault_injection.png"} <= {p.name for p in out.iterdir()}
+    assert "fault_injection.png" not in summary.read_text(), "the summary cannot show the figure; the artifact has it"
+
+
+def _zero_the_failing_rubric_entry(folder):
+    path = folder / "autograder" / "units" / UNIT.name / "rubric" / "attention.yaml"
+    path.write_text(path.read_text().replace("points: 1", "points: 0"))
+
+
+def _public_test_that_always_passes(folder):
+    path = folder / UNIT.stubs / "tests" / "test_attention.py"
+    path.write_text(path.read_text() + "\n\ndef test_additive_attention_fixed_vector(attention):\n    pass\n")
+
+
+def _engine_that_passes_everything(folder):
+    path = folder / "autograder" / "grading" / "score.py"
+    path.write_text(path.read_text().replace('passed = rec.outcome == "passed"', "passed = True"))
+
+
+@pytest.mark.parametrize("edit,file", [
+    (_zero_the_failing_rubric_entry, f"autograder/units/{UNIT.name}/rubric/attention.yaml"),
+    (_public_test_that_always_passes, f"{UNIT.stubs}/tests/test_attention.py"),
+    (_engine_that_passes_everything, "autograder/grading/score.py"),
+], ids=["rubric", "public test", "engine"])
+def test_tampering_changes_nothing_but_the_flag(release, tmp_path, honest, edit, file):
+    proc, score, out, summary, _ = grade_pr(release, tmp_path, checkout(release, tmp_path, edit))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert score["earned"] == honest[1]["earned"], "graded with the original files"
+    assert score["tampered"] == [file]
+    assert "TAMPERED" in summary.read_text() and file in (out / "comment.md").read_text()
+    assert "tampered" in (out / "junit.xml").read_text() and "TAMPERED" in (out / "results.json").read_text()
+
+
+SPY = '''
+
+def additive_attention(*args, **kwargs):
+    import os
+    seen = {k: v for k, v in os.environ.items()}
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        try:
+            seen[name] = open(f"/proc/{name}/environ").read()
+        except OSError:
+            pass
+    raise RuntimeError(f"ENV {seen}")
+'''
+
+
+def test_student_code_never_sees_the_secret(release, tmp_path):
+    def spy(folder):
+        path = folder / UNIT.stubs / "attention.py"
+        path.write_text(path.read_text() + SPY)
+
+    proc, score, out, summary, _ = grade_pr(release, tmp_path, checkout(release, tmp_path, spy))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = everything(out) + summary.read_text()
+    assert "ENV {" in text, "the spy ran and reported what it saw"
+    assert SECRET not in text and "GRADER_DEPLOY_KEY" not in text and "GITHUB_OUTPUT" not in text
+
+
+def test_a_pass_mark_fails_the_check_below_it(release, tmp_path, honest):
+    pct = 100 * honest[1]["earned"] / honest[1]["possible"]
+    folder = checkout(release, tmp_path)
+    proc, *_ = grade_pr(release, tmp_path, folder, "--fail-under", str(pct + 0.5))
+    assert proc.returncode == 1
+    proc, *_ = grade_pr(release, tmp_path, folder, "--fail-under", str(pct - 0.5))
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize("detail", ["total", "tests", "hints"])
+def test_the_instructor_chooses_what_students_see_of_hidden_tests(release, tmp_path, honest, detail):
+    proc, score, out, summary, _ = grade_pr(release, tmp_path, checkout(release, tmp_path), "--hidden-detail", detail)
+    failed_hidden = [x for t in score["topics"] for x in t["tests"] if x["id"].startswith("hidden::")
+                     and x["outcome"] != "passed"]
+    assert failed_hidden
+    text = summary.read_text()
+    names_shown = any(x["id"] in text for x in failed_hidden)
+    hints_shown = any(x["hint"][:40] in text for x in failed_hidden)
+    assert names_shown == (detail != "total") and hints_shown == (detail == "hints")
+    if detail == "total":
+        assert "hidden tests:" in text

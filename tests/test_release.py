@@ -1,0 +1,125 @@
+"""`make release`: the student repository and the grader bundle (issue: student release).
+
+- the release builds from this checkout and its leak check is clean, and the leak check
+  catches each kind of leak planted in a copy;
+- a copy of dist/student in a new folder passes its own `make grade` and `make test`
+  (with the stubs, and with finished modules: evidence and figure included);
+- the student repository holds no hidden suite, reference or hidden rubric entry, and no
+  instructor-only workflow.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO, SOLUTIONS, UNIT, borrowed_venv
+
+sys.path.insert(0, str(REPO / "scripts"))
+import leak_check  # noqa: E402
+import release  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "release.py"), "--out", str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "leak check clean" in proc.stdout
+    return out
+
+
+def test_the_student_repository_has_no_secret_part(dist):
+    student = dist / "student"
+    names = {p.relative_to(student).as_posix() for p in student.rglob("*")}
+    unit = f"autograder/units/{UNIT.name}"
+    assert not any(n.startswith((f"{unit}/hidden", f"{unit}/reference", "solutions")) for n in names)
+    assert f"{unit}/lab/fault_lab.py" not in names and f"{unit}/lab/broken_primitives.py" not in names
+    assert ".github/workflows/grade.yml" in names and ".github/workflows/test.yml" not in names
+    rubric = (student / unit / "rubric" / "bptt.yaml").read_text()
+    assert "visibility: hidden" not in rubric and "graded_later:" in rubric
+    readme = (student / "README.md").read_text()
+    assert readme.index("make grade") < readme.index("## English") and "## 中文" in readme
+    manifest = (student / "protected-files.sha256").read_text()
+    assert f"{UNIT.stubs}/bptt.py" not in manifest and f"{UNIT.stubs}/tests/test_bptt.py" in manifest
+    assert "autograder/grading/score.py" in manifest and ".github/workflows/grade.yml" in manifest
+    assert (dist / "grader-bundle" / "protected-files.sha256").read_text() == manifest
+    bundle_unit = dist / "grader-bundle" / unit
+    assert (bundle_unit / "hidden" / "test_bptt.py").is_file() and not (bundle_unit / "reference").is_symlink()
+
+
+@pytest.mark.parametrize("plant", ["hidden suite", "reference module", "marker", "hidden test name", "lab table"])
+def test_the_leak_check_catches_each_kind_of_leak(dist, tmp_path, plant):
+    copy = tmp_path / "student"
+    shutil.copytree(dist / "student", copy, symlinks=True)
+    assert leak_check.check(copy, UNIT) == []
+    target = copy / "notes.py"
+    if plant == "hidden suite":
+        shutil.copyfile(UNIT.dirs["hidden_tests"] / "test_bleu.py", target)
+    elif plant == "reference module":
+        shutil.copyfile(SOLUTIONS / "attention.py", target)
+    elif plant == "marker":
+        target.write_text("def f():\n    ### BEGIN SOLUTION\n    pass\n")
+    elif plant == "hidden test name":
+        target.write_text("# see test_rnn_backward_accumulates_over_time\n")
+    else:
+        lines = [line for line in (UNIT.path / "lab" / "fault_lab.py").read_text().splitlines()
+                 if '"rho1.5_linear_norm": (' in line]
+        target.write_text(lines[0] + "\n")
+    assert leak_check.check(copy, UNIT), f"a planted {plant} was not found"
+
+
+def _student_copy(dist, tmp_path, modules: Path | None = None) -> Path:
+    copy = tmp_path / "my-course"
+    shutil.copytree(dist / "student", copy, symlinks=True)
+    if modules is not None:
+        for module in modules.glob("*.py"):
+            shutil.copyfile(module, copy / UNIT.stubs / module.name)
+    borrowed_venv(copy / ".venv", copy)
+    (copy / ".venv" / ".installed").touch()      # dependencies borrowed: nothing to install
+    return copy
+
+
+def _make(copy: Path, target: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", target], cwd=copy, capture_output=True, text=True, timeout=600)
+
+
+def test_a_copy_of_the_student_repository_grades_and_tests_itself(dist, tmp_path):
+    copy = _student_copy(dist, tmp_path)
+    proc = _make(copy, "grade")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "graded later" in proc.stdout
+    score = json.loads((copy / "reports" / "score.json").read_text())
+    assert score["earned"] == 0 and score["possible"] > 0
+    assert all(x["id"].startswith("public::") for t in score["topics"] for x in t["tests"])
+    proc = _make(copy, "test")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_finished_work_gets_the_public_points_evidence_and_figure(dist, tmp_path):
+    copy = _student_copy(dist, tmp_path, modules=SOLUTIONS)
+    proc = _make(copy, "grade")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    score = json.loads((copy / "reports" / "score.json").read_text())
+    public = sum(t.points for topic in UNIT.rubric.topics for t in topic.tests if t.visibility == "public")
+    assert score["earned"] == score["possible"] == public
+    assert sum(score["graded_later"].values()) == UNIT.rubric.points - public
+    assert (copy / "reports" / "evidence.yaml").is_file() and (copy / "reports" / "fault_injection.png").is_file()
+    assert "![" in (copy / "reports" / "score.md").read_text()
+
+
+def test_the_release_is_rebuilt_from_scratch(dist, tmp_path):
+    """Building twice gives the same files (nothing left over from an earlier build)."""
+    student, _, leaks = release.build(tmp_path, None)
+    assert not leaks
+    first = {p.relative_to(student): p.read_bytes() for p in student.rglob("*") if p.is_file() and not p.is_symlink()}
+    (student / "stray.txt").write_text("left over")
+    student, _, _ = release.build(tmp_path, None)
+    again = {p.relative_to(student): p.read_bytes() for p in student.rglob("*") if p.is_file() and not p.is_symlink()}
+    assert again == first
