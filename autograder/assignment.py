@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from autograder.grading.rubric import Rubric, load_rubric
+from autograder.grading.rubric import Rubric, SafeLoader, load_rubric
 from autograder.isolation.sandbox import Limits
 
 UNITS = Path(__file__).resolve().parent / "units"
@@ -132,7 +132,7 @@ def _strings(value, what: str) -> tuple[str, ...]:
 def load(name_or_path: str | Path | None = None) -> Unit:
     path = find(name_or_path if name_or_path is not None else default())
     try:
-        data = yaml.safe_load((path / MANIFEST).read_text(encoding="utf-8")) or {}
+        data = yaml.load((path / MANIFEST).read_text(encoding="utf-8"), Loader=SafeLoader) or {}
     except yaml.YAMLError as exc:
         raise UnitError(f"{path / MANIFEST}: {exc}") from None
     where = f"{path.name}/{MANIFEST}"

@@ -1,8 +1,11 @@
 """Fixtures shared by the repository's own tests."""
 
+import subprocess
+import sys
+
 import pytest
 
-from helpers import SOLUTIONS, grade
+from helpers import REPO, SOLUTIONS, grade
 
 
 @pytest.fixture(scope="session")
@@ -12,3 +15,14 @@ def reference_score(tmp_path_factory):
     proc, score = grade(SOLUTIONS, out)
     assert proc.returncode == 0, proc.stderr
     return score, out
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory):
+    """`make release` into a temporary folder: student/ and grader-bundle/ (leak check clean)."""
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "release.py"), "--out", str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "leak check clean" in proc.stdout
+    return out

@@ -15,11 +15,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-from helpers import REPO, SOLUTIONS, UNIT, borrowed_venv
+from helpers import SOLUTIONS, UNIT, borrowed_venv
 
 SECRET = "fake-deploy-key-7c1e9b"
 # exp(e) without subtracting the row maximum: overflows for large scores (a kill-matrix mutant)
@@ -27,13 +26,9 @@ MUTANT = ("    w = np.exp(e - row_max)", "    w = np.exp(e)")
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "release.py"), "--out", str(out)],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    python = borrowed_venv(out / "venv", out / "grader-bundle")
-    return out, python
+def release(dist):
+    """The release and a python whose `autograder` is the grader bundle's."""
+    return dist, borrowed_venv(dist / "venv", dist / "grader-bundle")
 
 
 def checkout(release, tmp_path, edit=None):

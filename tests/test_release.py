@@ -25,16 +25,6 @@ import leak_check  # noqa: E402
 import release  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "release.py"), "--out", str(out)],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "leak check clean" in proc.stdout
-    return out
-
-
 def test_the_student_repository_has_no_secret_part(dist):
     student = dist / "student"
     names = {p.relative_to(student).as_posix() for p in student.rglob("*")}

@@ -87,6 +87,9 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     topics = select_topics(unit, options.topics)
     visibilities = SUITES[options.suite]
     with Sandbox(unit, submission, hidden="hidden" in visibilities, trusted=options.trusted) as sandbox:
+        # The worker starts in the background: import pytest and the plugin meanwhile.
+        import pytest  # noqa: F401
+        from autograder.grading import plugin  # noqa: F401
         try:
             sandbox_info = sandbox.start()
         except IsolationError as exc:

@@ -216,6 +216,25 @@ def _source_label(source: str) -> str:
     return "your primitives" if source == "student" else "reference primitives (yours failed)"
 
 
+def _new_figure():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(1, 2)
+
+
+def _save(fig, out_dir: Path) -> Path:
+    # Fixed margins: tight_layout measures every text extent and costs ~0.5 s per report.
+    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.12, top=0.92, wspace=0.2)
+    png = io.BytesIO()
+    fig.savefig(png, dpi=PLOT_DPI, format="png")
+    path = Path(out_dir) / PLOT_FILE
+    atomic_write(path, png.getvalue())
+    return path
+
+
 def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
     """Write <out_dir>/fault_injection.png: ||dh_T/dh_{T-k}|| against k (log scale) for
     rho in {0.5, 1.0, 1.5}, tanh and linear, and the training loss with and without
@@ -224,12 +243,7 @@ def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
     curves, losses = lab.curves, lab.loss_curves
     if not curves and not losses:
         return write_summary_plot(out_dir, lab) if isinstance(lab.returned, dict) else None
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
-    FigureCanvasAgg(fig)
-    left, right = fig.subplots(1, 2)
+    fig, (left, right) = _new_figure()
     if curves:
         steps = np.asarray(curves.steps_back or [], dtype=float)
         for rho in ("0.5", "1.0", "1.5"):
@@ -273,13 +287,7 @@ def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
         right.grid(True, alpha=0.3)
     else:
         right.text(0.5, 0.5, "no training-loss data in this run", ha="center", va="center")
-    # Fixed margins: tight_layout measures every text extent and costs ~0.5 s per report.
-    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.12, top=0.92, wspace=0.2)
-    png = io.BytesIO()
-    fig.savefig(png, dpi=PLOT_DPI, format="png")
-    path = Path(out_dir) / PLOT_FILE
-    atomic_write(path, png.getvalue())
-    return path
+    return _save(fig, out_dir)
 
 
 def write_summary_plot(out_dir: Path, lab: LabRecord) -> Path:
@@ -287,13 +295,8 @@ def write_summary_plot(out_dir: Path, lab: LabRecord) -> Path:
     returned. Left, ||dh_T/dh_0|| at T = 100 against rho for tanh and linear chains; right,
     the training loss at the start and the end of clipped SGD, and when the unclipped
     run blew up."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     run = lab.returned
-    fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
-    FigureCanvasAgg(fig)
-    left, right = fig.subplots(1, 2)
+    fig, (left, right) = _new_figure()
     rhos = [0.5, 1.0, 1.5]
     for activation, style in (("tanh", "o-"), ("linear", "s--")):
         keys = [f"rho{rho}_{activation}_norm" for rho in rhos]
@@ -314,12 +317,7 @@ def write_summary_plot(out_dir: Path, lab: LabRecord) -> Path:
     right.set_title(f"clipped SGD (tau = 5); unclipped: inf/nan at step {step}", fontsize=9)
     right.set_ylabel("log10 of the training loss")
     right.grid(True, axis="y", alpha=0.3)
-    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.12, top=0.92, wspace=0.2)
-    png = io.BytesIO()
-    fig.savefig(png, dpi=PLOT_DPI, format="png")
-    path = Path(out_dir) / PLOT_FILE
-    atomic_write(path, png.getvalue())
-    return path
+    return _save(fig, out_dir)
 
 
 class Plotter:
