@@ -8,7 +8,7 @@ import tokenize
 
 import pytest
 
-from helpers import REPO, SOLUTIONS, STUBS
+from helpers import REPO, SOLUTIONS, STUBS, UNIT
 
 sys.path.insert(0, str(REPO / "scripts"))
 import make_stubs  # noqa: E402
@@ -120,3 +120,22 @@ def test_make_stubs_never_overwrites_edited_stubs(tmp_path):
     backups = list(stubs.glob("m.py.bak-*"))
     assert len(backups) == 1 and backups[0].read_text() == work
     assert "raise NotImplementedError" in (stubs / "m.py").read_text()
+
+
+def test_stubs_have_no_undefined_name():
+    """Outputs are assigned before each TODO, so an editor shows no error in a stub (an
+    unused import is expected: the student's code will use it)."""
+    proc = subprocess.run([sys.executable, "-m", "pyflakes", *map(str, sorted(STUBS.glob("*.py")))],
+                          capture_output=True, text=True)
+    problems = [line for line in proc.stdout.splitlines() if "imported but unused" not in line]
+    assert not problems, "\n".join(problems)
+
+
+def test_student_files_cite_nothing_students_do_not_have():
+    """No "SPEC §…" or "seed 000": students have neither file (name "the course notes")."""
+    cites = re.compile(r"\bSPEC\b|§|[Ss]eed 0\d\d|seeds'")
+    student_files = [p for p in STUBS.rglob("*") if p.is_file() and p.suffix in (".py", ".md", ".yaml", ".txt")]
+    student_files += sorted(UNIT.dirs["rubric"].glob("*.yaml"))
+    found = [f"{p.relative_to(REPO)}:{i}" for p in student_files
+             for i, line in enumerate(p.read_text().splitlines(), 1) if cites.search(line)]
+    assert not found, found
