@@ -62,6 +62,8 @@ def borrowed_venv(folder: Path, *package_roots: Path) -> Path:
     python = folder / "bin" / "python"
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    roots = [str(p) for p in package_roots] + [sysconfig.get_path("purelib")]
+    # every site-packages this interpreter sees (its own, and any a .pth file of it adds)
+    deps = [sysconfig.get_path("purelib")] + [p for p in sys.path if p.endswith("site-packages")]
+    roots = [str(p) for p in package_roots] + list(dict.fromkeys(deps))
     (site / "borrowed.pth").write_text("\n".join(roots) + "\n")
     return python

@@ -12,20 +12,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import sysconfig
-import venv
 from pathlib import Path
 
-from helpers import REPO, SOLUTIONS
+from helpers import REPO, SOLUTIONS, borrowed_venv
 
 
 def test_a_wheel_install_grades_the_reference(tmp_path):
-    fresh = tmp_path / "venv"
-    venv.create(fresh, with_pip=False)
-    python = fresh / "bin" / "python"
+    python = borrowed_venv(tmp_path / "venv")
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    (site / "borrowed_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
                            "--target", str(site), str(REPO)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
