@@ -37,9 +37,15 @@ UNIT_FILES = {
         def test_double_of_two(doubler):
             assert doubler.double(2.0) == 4.0, "double(2) should be 4"
     """,
+    "helpers/__init__.py": """
+        SAMPLES = 5
+    """,
     "hidden/test_doubling.py": """
+        from autograder.units.tiny_unit.helpers import SAMPLES   # the unit's own code, by its package name
+
+
         def test_double_matches_reference(doubler, reference, rng):
-            for x in rng.normal(size=5):
+            for x in rng.normal(size=SAMPLES):
                 assert doubler.double(float(x)) == reference.doubler.double(float(x)), f"double({x:.3f}) is wrong"
     """,
     "reference/doubler.py": """

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.assignment import Unit
+from autograder.assignment import Unit, register_package
 from autograder.grading.score import GradeResult, GraderError, score_topic
 from autograder.isolation.sandbox import IsolationError, Sandbox
 
@@ -74,6 +74,7 @@ def run_suites(sandbox: Sandbox, files: dict, seed: int):
 
     from autograder.grading.plugin import Collector, module_fixtures
 
+    register_package(sandbox.unit)     # the suites import the unit's own code by its package name
     collector = Collector(sandbox, seed, files)
     code = pytest.main(_pytest_args(files, sandbox.unit.path), plugins=[collector, module_fixtures(collector)])
     if collector.collect_errors or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
