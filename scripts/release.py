@@ -22,6 +22,7 @@ import argparse
 import os
 import shutil
 import sys
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -63,12 +64,18 @@ def _is_secret(unit, rel: Path) -> bool:
     return any(rel.parts[: len(Path(s).parts)] == Path(s).parts for s in unit.secret)
 
 
+def split_points(topic) -> tuple[float, float]:
+    """(public points, hidden points, i.e. graded later) of a rubric topic."""
+    public = round(sum(t.points for t in topic.tests if t.visibility == "public"), 6)
+    return public, round(topic.points - public, 6)
+
+
 def public_rubric(unit, topic_id: str) -> str:
     topic = unit.rubric.topic(topic_id)
-    public = [t for t in topic.tests if t.visibility == "public"]
-    doc = {"topic": topic.id, "title": topic.title, "points": round(sum(t.points for t in public), 6),
-           "graded_later": round(sum(t.points for t in topic.tests if t.visibility == "hidden"), 6),
-           "tests": [{"test": t.test, "visibility": "public", "points": t.points, "hint": t.hint} for t in public]}
+    public, later = split_points(topic)
+    doc = {"topic": topic.id, "title": topic.title, "points": public, "graded_later": later,
+           "tests": [{"test": t.test, "visibility": "public", "points": t.points, "hint": t.hint}
+                     for t in topic.tests if t.visibility == "public"]}
     return GENERATED + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
 
 
@@ -83,8 +90,8 @@ def points_table(unit) -> str:
     rows = ["   | module | topic | public points | graded later |", "   |---|---|---:|---:|"]
     for t in unit.topics:
         r = unit.rubric.topic(t.id)
-        public = sum(x.points for x in r.tests if x.visibility == "public")
-        rows.append(f"   | `{t.module}.py` | {r.title} | {public:g} | {r.points - public:g} |")
+        public, later = split_points(r)
+        rows.append(f"   | `{t.module}.py` | {r.title} | {public:g} | {later:g} |")
     return "\n".join(rows)
 
 
@@ -109,8 +116,7 @@ def build_student(unit, dst: Path) -> Path:
         _copy(path, dst / unit.stubs / "tests" / path.relative_to(unit.dirs["public_tests"]))
     link = dst / unit_rel / "public"
     link.symlink_to(os.path.relpath(dst / unit.stubs / "tests", link.parent))
-    hidden_points = sum(unit.rubric.topic(t.id).points for t in unit.topics) - sum(
-        x.points for t in unit.topics for x in unit.rubric.topic(t.id).tests if x.visibility == "public")
+    hidden_points = sum(split_points(topic)[1] for topic in unit.rubric.topics)
     fill = {"title": unit.title, "stubs": unit.stubs, "name": unit.name, "version": _version(),
             "points_table": points_table(unit), "graded_later": f"{hidden_points:g}"}
     for template, target in (("README.student.md", "README.md"), ("Makefile.student", "Makefile"),
@@ -150,10 +156,7 @@ def build_bundle(unit, dst: Path, manifest: str) -> Path:
 
 
 def _version() -> str:
-    for line in (REPO / "pyproject.toml").read_text().splitlines():
-        if line.startswith("version"):
-            return line.split("=", 1)[1].strip().strip('"')
-    return "0"
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 
 
 def build(out: Path, unit_name=None) -> tuple[Path, Path, list[str]]:

@@ -18,21 +18,21 @@ def pct(earned: float, possible: float) -> str:
     return f"{100 * earned / possible:.0f}%" if possible else "-"
 
 
-def tamper_note(result: GradeResult) -> str:
+def tamper_note(result: GradeResult, name=str, label: str = "TAMPERED:") -> str:
+    """The tampering notice of every format; `name` formats each file name (the names come
+    from the instructor's manifest, not from the student)."""
     if not result.tampered:
         return ""
-    files = ", ".join(result.tampered[:20]) + (" …" if len(result.tampered) > 20 else "")
-    return (f"TAMPERED: {len(result.tampered)} protected file(s) differ from the instructor's copy ({files}). "
+    files = ", ".join(map(name, result.tampered[:20])) + (" …" if len(result.tampered) > 20 else "")
+    return (f"{label} {len(result.tampered)} protected file(s) differ from the instructor's copy: {files}. "
             "The score was computed with the original files.")
 
 
 def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
     lines = [f"## Autograder: {result.assignment} — {result.earned:g} / {result.possible:g} "
              f"({pct(result.earned, result.possible)})", ""]
-    if result.tampered:     # file names come from the instructor's manifest, not the student
-        files = ", ".join(f"`{name}`" for name in result.tampered[:20]) + (" …" if len(result.tampered) > 20 else "")
-        lines += [f"> **TAMPERED:** {len(result.tampered)} protected file(s) differ from the instructor's copy: "
-                  f"{files}. The score was computed with the original files.", ""]
+    if result.tampered:
+        lines += [f"> {tamper_note(result, name=lambda f: f'`{f}`', label='**TAMPERED:**')}", ""]
     later = result.graded_later
     lines += ["| topic | score | status |", "|---|---:|---|"]
     for t in result.topics:
