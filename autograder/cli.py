@@ -86,6 +86,25 @@ class Artefacts:
             self.hook.close()
 
 
+def grade_and_report(unit, submission: Path, out: Path, options, command: str, started: float,
+                     shown_as: str | None = None, tampered: list[str] | None = None, hidden_detail: str = "hints"):
+    """The whole run: grading (probe, suites, score), then the unit's artefacts, then the
+    reports. `shown_as` and `tampered` are what the reports say of the submission (a pull
+    request's checkout). Returns the result and the images score.md shows."""
+    from autograder.grading.run import grade, select_topics
+
+    artefacts = Artefacts(unit, select_topics(unit, options.topics), options.suite)
+    try:
+        result = grade(unit, submission, options, started)
+        result.submission = shown_as or result.submission
+        result.tampered = tampered
+        images = artefacts.write(out, result, submission, command)
+    finally:
+        artefacts.close()
+    reports.write_all(out, result, images, hidden_detail)
+    return result, images
+
+
 def cmd_grade(args) -> int:
     started = time.perf_counter()
     unit = assignment.load(args.assignment)
@@ -93,18 +112,11 @@ def cmd_grade(args) -> int:
     if not submission.is_dir():
         print(f"autograder: submission folder {submission} does not exist", file=sys.stderr)
         return EXIT_GRADER
-    from autograder.grading.run import Options, grade, select_topics
+    from autograder.grading.run import Options
 
-    topics = select_topics(unit, args.topics)
-    artefacts = Artefacts(unit, topics, args.suite)
-    try:
-        options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission)
-        result = grade(unit, submission, options, started)
-        command = "python -m autograder grade " + " ".join(sys.argv[2:])
-        images = artefacts.write(args.out, result, submission, command)
-    finally:
-        artefacts.close()
-    reports.write_all(args.out, result, images)
+    options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission)
+    command = "python -m autograder grade " + " ".join(sys.argv[2:])
+    result, _ = grade_and_report(unit, submission, args.out, options, command, started)
     if args.quiet:
         print(f"{result.earned:g} / {result.possible:g}")
     else:

@@ -71,26 +71,19 @@ def _append(path: str | None, text: str) -> None:
 
 
 def cmd_pr(args) -> int:
-    from autograder.cli import EXIT_BELOW, EXIT_OK, Artefacts
-    from autograder.grading.run import Options, grade, select_topics
+    from autograder.cli import EXIT_BELOW, EXIT_OK, grade_and_report
+    from autograder.grading.run import Options
 
     started = time.perf_counter()
     unit = assignment.load(args.assignment)
     checkout = args.checkout.resolve()
-    manifest = read_manifest(args.manifest)
-    topics = select_topics(unit, None)
+    tampered = tampered_files(checkout, read_manifest(args.manifest))
     with tempfile.TemporaryDirectory(prefix="autograder-pr-") as tmp:
         submission = Path(tmp) / "submission"
         copy_submission(checkout / unit.stubs, submission, unit.modules)
-        artefacts = Artefacts(unit, topics, "all")
-        try:
-            result = grade(unit, submission, Options("all", None, args.seed), started)
-            result.submission = str(args.checkout)
-            result.tampered = tampered_files(checkout, manifest)
-            images = artefacts.write(args.out, result, submission, "python -m autograder pr")
-        finally:
-            artefacts.close()
-    reports.write_all(args.out, result, images, args.hidden_detail)
+        result, images = grade_and_report(unit, submission, args.out, Options("all", None, args.seed),
+                                          "python -m autograder pr", started, shown_as=str(args.checkout),
+                                          tampered=tampered, hidden_detail=args.hidden_detail)
     # The job summary and the comment cannot show the figure: it is in the uploaded reports.
     summary = markdown.render(result, (), args.hidden_detail)
     if images:
