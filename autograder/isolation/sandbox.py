@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.isolation import registry, wire
+from autograder.isolation.image import ImageError, WorkerImage
 
 if TYPE_CHECKING:
     from autograder.assignment import Unit
@@ -160,7 +161,7 @@ class LogDrain(threading.Thread):
 class Worker:
     """One worker process and its temporary folder."""
 
-    def __init__(self, submission: Path, limits: Limits, generation: int, config: dict, modules):
+    def __init__(self, image: WorkerImage, submission: Path, limits: Limits, generation: int, modules):
         self.generation = generation
         self.limits = limits
         self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
@@ -169,15 +170,15 @@ class Worker:
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
         log_r, log_w = os.pipe()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "autograder.isolation.worker", "--fd-in", str(req_r),
-             "--fd-out", str(resp_w), "--root", str(self.root), "--generation", str(generation),
-             "--config", json.dumps(config)],
-            pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w,
-            env=scrubbed_env(), cwd=self.root, start_new_session=True,
-        )
-        for fd in (req_r, resp_w, log_w):
-            os.close(fd)
+        try:
+            self.proc = image.spawn(str(self.root), generation, (req_r, resp_w, log_w))
+        except ImageError as exc:
+            for fd in (self._req_w, self._resp_r, log_r):
+                os.close(fd)
+            raise IsolationError(str(exc)) from None
+        finally:
+            for fd in (req_r, resp_w, log_w):
+                os.close(fd)
         self._log = LogDrain(log_r)
         self._log.start()
         self._buf = bytearray()
@@ -270,10 +271,7 @@ class Worker:
         """Kill the worker. Its namespace's init dies with it (parent-death signal), and
         with init every process of the namespace."""
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
+            self.proc.kill()
             self.proc.wait()
 
     def close(self) -> None:
@@ -298,6 +296,23 @@ def describe_exit(returncode) -> str:
     return f"exited with status {returncode} (does your code call sys.exit, os._exit or quit?)"
 
 
+def image_config(unit: "Unit", hidden: bool, trusted: bool) -> dict:
+    """What a worker image (and every worker forked from it) is made from: the unit, the
+    suites it serves and how strictly it must be isolated; never a submission."""
+    limits = unit.limits
+    # Untrusted code next to hidden suites must be isolated; public-only runs (a
+    # student's own machine) and trusted code run with whatever isolation there is.
+    return {"preload": list(unit.preload),
+            "unit": {"name": unit.name, "path": str(unit.path), "modules": unit.worker_modules(hidden)},
+            "limits": {"memory_mb": limits.memory_mb, "cpu_s": limits.cpu_s, "disk_mb": limits.disk_mb},
+            "isolation": "required" if hidden and not trusted else "best-effort",
+            "force_unavailable": os.environ.get("AUTOGRADER_NO_NAMESPACES") == "1"}
+
+
+def start_image(config: dict) -> WorkerImage:
+    return WorkerImage(config, scrubbed_env(), tempfile.gettempdir())
+
+
 class Sandbox:
     """All calls of one grading run into one submission; replaces the worker when it dies.
 
@@ -305,19 +320,17 @@ class Sandbox:
     once (its start-up overlaps whatever the grader does next) and closes it at the end.
     """
 
-    def __init__(self, unit: "Unit", submission: Path, hidden: bool = True, trusted: bool = False):
+    def __init__(self, unit: "Unit", submission: Path, hidden: bool = True, trusted: bool = False,
+                 image: WorkerImage | None = None):
         self.unit = unit
         self.submission = Path(submission).resolve()
         self.limits: Limits = unit.limits
-        # Untrusted code next to hidden suites must be isolated; public-only runs (a
-        # student's own machine) and trusted code run with whatever isolation there is.
-        self.config = {"preload": list(unit.preload),
-                       "unit": {"name": unit.name, "path": str(unit.path),
-                                "modules": unit.worker_modules(hidden)},
-                       "limits": {"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
-                                  "disk_mb": self.limits.disk_mb},
-                       "isolation": "required" if hidden and not trusted else "best-effort",
-                       "force_unavailable": os.environ.get("AUTOGRADER_NO_NAMESPACES") == "1"}
+        config = image_config(unit, hidden, trusted)
+        if image is not None and image.config != config:
+            raise ValueError("the worker image was made for another unit, suite or trust level")
+        # A batch job lends its image to every submission; a single grading makes its own.
+        self._own_image = image is None
+        self.image = image or start_image(config)
         self._worker: Worker | None = None
         self._generation = 0
         self.import_status: dict = {}     # module -> (status, message)
@@ -331,7 +344,7 @@ class Sandbox:
             if self._worker is not None:
                 self._worker.close()
             self._generation += 1
-            self._worker = Worker(self.submission, self.limits, self._generation, self.config, self.unit.modules)
+            self._worker = Worker(self.image, self.submission, self.limits, self._generation, self.unit.modules)
         return self._worker
 
     def __enter__(self) -> "Sandbox":
@@ -351,6 +364,8 @@ class Sandbox:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+        if self._own_image:
+            self.image.close()
 
     def _request(self, message: dict, timeout: float, what: str) -> dict:
         worker = self.worker()

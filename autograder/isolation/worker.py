@@ -274,24 +274,119 @@ def _preload(config: dict) -> None:
             importlib.import_module(name)
 
 
-def main(argv=None) -> None:
+def run_worker(root: str, generation: int, config: dict, fd_in: int, fd_out: int) -> None:
+    """Lock this (pre-loaded) process in and serve requests until the grader hangs up."""
     global _generation, _submission
+    _generation = generation
+    applied, _submission = _lock_in(root, config, (fd_in, fd_out))
+    sys.path[:] = [_submission] + [p for p in sys.path if p and applied["mode"] == "none"]
+    sys.dont_write_bytecode = True
+    wire.write_frame(fd_out, json.dumps({"ready": True, "sandbox": applied}).encode())
+    serve(fd_in, fd_out)
+
+
+# ------------------------------------------------------------------------ the image
+def image(fd_control: int, config: dict) -> None:
+    """The pre-loaded worker image: load what every worker needs once, then fork one
+    worker per request on the control socket (see `autograder.isolation.image`).
+
+    Requests (one JSON datagram each, pipes attached as SCM_RIGHTS):
+      {"op": "spawn", "root": ..., "generation": N} + (fd_in, fd_out, log) -> {"pid": P}
+      {"op": "poll", "pid": P} -> {"status": wait status, or null while P runs}
+    This process never imports or runs student code; it holds nothing a worker may not see.
+    When the grader hangs up, it kills every worker it forked and exits.
+    """
+    _preload(config)
+    preloaded = set(sys.modules)
+    import socket     # the image's own: a worker must not find it imported (see _forked_worker)
+
+    control = socket.socket(fileno=fd_control)
+    children: set[int] = set()
+    try:
+        while True:
+            try:
+                data, fds, _, _ = socket.recv_fds(control, 1 << 16, 3)
+            except OSError:
+                break
+            if not data:
+                break
+            req = json.loads(data)
+            if req["op"] == "spawn":
+                pid = os.fork()
+                if pid == 0:
+                    _forked_worker(control, req, fds, config, preloaded)
+                for fd in fds:
+                    os.close(fd)
+                children.add(pid)
+                reply = {"pid": pid}
+            else:
+                pid = int(req["pid"])
+                try:
+                    done, status = os.waitpid(pid, os.WNOHANG) if pid in children else (pid, 1 << 8)
+                except ChildProcessError:
+                    done, status = pid, 1 << 8
+                if done:
+                    children.discard(pid)
+                reply = {"status": status if done else None}
+            control.sendall(json.dumps(reply).encode())
+    finally:
+        for pid in children:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _forked_worker(control, req: dict, fds: list[int], config: dict, preloaded: set[str]) -> None:
+    """In the child of the image: become a worker of its own session, holding only its
+    three pipes and the modules a worker started from scratch would hold, and never return."""
+    code = 1
+    try:
+        control.close()
+        for name in set(sys.modules) - preloaded:
+            del sys.modules[name]
+        os.setsid()
+        fd_in, fd_out, log = fds
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        keep = {0, 1, 2, fd_in, fd_out}
+        for name in os.listdir("/proc/self/fd"):
+            if int(name) not in keep:
+                try:
+                    os.close(int(name))
+                except OSError:
+                    pass
+        jail._prctl(jail.PR_SET_PDEATHSIG, signal.SIGKILL)     # dies with the image
+        os.chdir(req["root"])
+        # The command line of a worker started on its own (what attack tests assume is known).
+        sys.argv[1:] = ["--fd-in", str(fd_in), "--fd-out", str(fd_out), "--root", req["root"],
+                        "--generation", str(req["generation"])]
+        run_worker(req["root"], int(req["generation"]), config, fd_in, fd_out)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - the grader reads the traceback from the log pipe
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def main(argv=None) -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--fd-in", type=int, required=True)
-    p.add_argument("--fd-out", type=int, required=True)
-    p.add_argument("--root", required=True, help="temporary folder holding submission/ and jail/")
+    p.add_argument("--fd-in", type=int)
+    p.add_argument("--fd-out", type=int)
+    p.add_argument("--fd-control", type=int, help="run as the pre-loaded image that forks workers")
+    p.add_argument("--root", help="temporary folder holding submission/ and jail/")
     p.add_argument("--generation", type=int, default=0)
     p.add_argument("--config", default="{}", help="JSON: preload list, the unit's helper modules, limits, isolation")
     args = p.parse_args(argv)
-    _generation = args.generation
     config = json.loads(args.config)
     faulthandler.enable()  # a segfault leaves a traceback in the log the grader reads
+    if args.fd_control is not None:
+        image(args.fd_control, config)
+        return
     _preload(config)
-    applied, _submission = _lock_in(args.root, config, (args.fd_in, args.fd_out))
-    sys.path[:] = [_submission] + [p for p in sys.path if p and applied["mode"] == "none"]
-    sys.dont_write_bytecode = True
-    wire.write_frame(args.fd_out, json.dumps({"ready": True, "sandbox": applied}).encode())
-    serve(args.fd_in, args.fd_out)
+    run_worker(args.root, args.generation, config, args.fd_in, args.fd_out)
 
 
 if __name__ == "__main__":
