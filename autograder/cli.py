@@ -8,21 +8,16 @@ is the default.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import os
 import resource
 import signal
-import subprocess
 import sys
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from autograder import assignment, reports
-from autograder.reports.text import csv_cell, terminal
+from autograder.reports.text import terminal
 
 EXIT_OK, EXIT_BELOW, EXIT_GRADER = 0, 1, 2
 
@@ -87,20 +82,24 @@ class Artefacts:
 
 
 def grade_and_report(unit, submission: Path, out: Path, options, command: str, started: float,
-                     shown_as: str | None = None, tampered: list[str] | None = None, hidden_detail: str = "hints"):
+                     shown_as: str | None = None, tampered: list[str] | None = None, hidden_detail: str = "hints",
+                     artefacts: Artefacts | None = None, image=None):
     """The whole run: grading (probe, suites, score), then the unit's artefacts, then the
     reports. `shown_as` and `tampered` are what the reports say of the submission (a pull
-    request's checkout). Returns the result and the images score.md shows."""
+    request's checkout). A batch job passes the artefacts hook and the worker image it
+    keeps for all its submissions. Returns the result and the images score.md shows."""
     from autograder.grading.run import grade, select_topics
 
-    artefacts = Artefacts(unit, select_topics(unit, options.topics), options.suite)
+    own = artefacts is None
+    artefacts = artefacts or Artefacts(unit, select_topics(unit, options.topics), options.suite)
     try:
-        result = grade(unit, submission, options, started)
+        result = grade(unit, submission, options, started, image=image)
         result.submission = shown_as or result.submission
         result.tampered = tampered
         images = artefacts.write(out, result, submission, command)
     finally:
-        artefacts.close()
+        if own:
+            artefacts.close()
     reports.write_all(out, result, images, hidden_detail)
     return result, images
 
@@ -131,80 +130,10 @@ def cmd_grade(args) -> int:
     return EXIT_OK
 
 
-def grade_one(cmd: list[str], timeout: float) -> tuple[str, subprocess.CompletedProcess | None]:
-    """Run one `grade` in its own process group; ("timeout", None) when it outlives `timeout`.
-    SIGTERM first (the grader then closes its worker), SIGKILL if that does not end it."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return "done", subprocess.CompletedProcess(cmd, proc.returncode, out, err)
-    except subprocess.TimeoutExpired:
-        for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, None)):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                proc.communicate(timeout=grace)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        proc.wait()
-        return "timeout", None
-
-
-def cmd_batch(args) -> int:
-    k, n = (int(x) for x in args.shard.split("/"))
-    if not (1 <= k <= n):
-        print("autograder: --shard must be K/N with 1 <= K <= N", file=sys.stderr)
-        return EXIT_GRADER
-    unit = assignment.load(args.assignment)
-    subs = sorted(p for p in args.root.iterdir() if p.is_dir() and not p.name.startswith("."))
-    mine = subs[k - 1::n]
-
-    def run(sub: Path) -> dict:
-        out = args.out / sub.name
-        cmd = [sys.executable, "-m", "autograder", "grade", str(sub), "--out", str(out),
-               "--assignment", str(unit.path), "--suite", args.suite, "--quiet"]
-        cmd += ["--seed", str(args.seed)] if args.seed is not None else []
-        cmd += [arg for topic in args.topics or [] for arg in ("--topic", topic)]
-        row = {"submission": sub.name, "earned": "", "possible": "", "status": "grader_error", "detail": ""}
-        try:
-            how, proc = grade_one(cmd, args.timeout)
-        except Exception as exc:  # noqa: BLE001 - one submission's failure is recorded, never fatal
-            return dict(row, detail=f"{type(exc).__name__}: {exc}")
-        if how == "timeout":
-            return dict(row, status="timeout", detail=f"grading took longer than {args.timeout:g} s")
-        score_file = out / "score.json"
-        if proc.returncode == EXIT_GRADER or not score_file.exists():
-            return dict(row, detail=proc.stderr.strip()[-300:])
-        score = json.loads(score_file.read_text())
-        row.update(earned=score["earned"], possible=score["possible"], status="graded")
-        row.update({t["id"]: t["earned"] for t in score["topics"]})
-        return row
-
-    rows = []
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            rows = list(pool.map(run, mine))
-    finally:          # the class file is written whatever happened to the submissions
-        fields = ["submission", "earned", "possible", "status"]
-        fields += [t.id for t in unit.topics if any(t.id in r for r in rows)] + ["detail"]
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows([{k: csv_cell(v) for k, v in r.items()} for r in rows])
-        name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
-        reports.atomic_write(args.out / name, buf.getvalue())
-    print(f"graded {len(rows)} submission(s) -> {args.out / name}")
-    return EXIT_GRADER if any(r["status"] == "grader_error" for r in rows) else EXIT_OK
-
-
 GRADER_ADDRESS_SPACE = 4 << 30
 
 
-def _limit_own_memory() -> None:
+def limit_own_memory() -> None:
     """A memory limit on the grader itself: a reply it cannot refuse in time must not take
     the machine down with it. Workers set their own, lower limit."""
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -212,7 +141,7 @@ def _limit_own_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (GRADER_ADDRESS_SPACE, hard))
 
 
-def _stop_on_sigterm() -> None:
+def stop_on_sigterm() -> None:
     """SIGTERM (batch's time limit) ends grading like Ctrl-C: pytest stops, and the
     Sandbox's `with` block kills the worker on the way out."""
     def interrupt(signum, frame):
@@ -223,13 +152,15 @@ def _stop_on_sigterm() -> None:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
-    _limit_own_memory()
-    _stop_on_sigterm()
+    limit_own_memory()
+    stop_on_sigterm()
     from autograder.grading.score import GraderError
     from autograder.grading.rubric import RubricError
 
     try:
         from autograder.pr import cmd_pr
+
+        from autograder.batch import cmd_batch
 
         return {"grade": cmd_grade, "batch": cmd_batch, "pr": cmd_pr}[args.command](args)
     except (GraderError, RubricError, assignment.UnitError) as exc:

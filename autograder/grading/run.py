@@ -82,12 +82,15 @@ def run_suites(sandbox: Sandbox, files: dict, seed: int):
     return collector
 
 
-def grade(unit: Unit, submission: Path, options: Options = Options(), started: float | None = None) -> GradeResult:
+def grade(unit: Unit, submission: Path, options: Options = Options(), started: float | None = None,
+          image=None) -> GradeResult:
+    """Grade one submission. `image`: a worker image to fork the workers from (a batch
+    job's); by default the Sandbox starts its own."""
     started = started or time.perf_counter()
     seed = secrets.randbelow(2**31) if options.seed is None else options.seed
     topics = select_topics(unit, options.topics)
     visibilities = SUITES[options.suite]
-    with Sandbox(unit, submission, hidden="hidden" in visibilities, trusted=options.trusted) as sandbox:
+    with Sandbox(unit, submission, hidden="hidden" in visibilities, trusted=options.trusted, image=image) as sandbox:
         # The worker starts in the background: import pytest and the plugin meanwhile.
         import pytest  # noqa: F401
         from autograder.grading import plugin  # noqa: F401

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -95,15 +96,26 @@ class ForkedProcess:
 
     def __init__(self, image: WorkerImage, pid: int):
         self.image, self.pid, self.returncode = image, pid, None
+        # A pidfd turns readable when the process ends: poll() asks the image for the exit
+        # status only then (the sandbox polls before every call into student code).
+        try:
+            self._pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self._pidfd = None
 
     def poll(self):
         if self.returncode is None:
+            if self._pidfd is not None and not select.select([self._pidfd], [], [], 0)[0]:
+                return None
             try:
                 status = self.image._ask({"op": "poll", "pid": self.pid})["status"]
             except ImageError:
                 status = signal.SIGKILL          # the image is gone, and its workers with it
             if status is not None:
                 self.returncode = os.waitstatus_to_exitcode(status)
+                if self._pidfd is not None:
+                    os.close(self._pidfd)
+                    self._pidfd = None
         return self.returncode
 
     def wait(self, timeout: float | None = None):

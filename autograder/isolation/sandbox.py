@@ -8,14 +8,12 @@ Tests never see the worker directly: they get a `StudentModule` proxy per topic 
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 import threading
 import time

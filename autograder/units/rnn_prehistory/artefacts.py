@@ -321,11 +321,12 @@ def write_summary_plot(out_dir: Path, lab: LabRecord) -> Path:
 
 
 class Plotter:
-    """Draws the figure in a child process started before grading, so that importing
-    matplotlib (~0.5 s) overlaps the grading instead of following it.
+    """Draws the figures in a child process started before the first grading, so that
+    importing matplotlib (~0.5 s) overlaps grading instead of following it; a batch job
+    keeps one for all its submissions.
 
-    The child gets plain JSON (the curve data of `report_extras`) on stdin and writes the
-    PNG; grading never waits for it until `finish`.
+    One JSON line per figure on the child's stdin (the output folder and the lab's plain
+    data), one line back: the PNG's path, or an error.
     """
 
     def __init__(self):
@@ -333,22 +334,34 @@ class Plotter:
         import sys
 
         self._proc = subprocess.Popen([sys.executable, "-m", "autograder.units.rnn_prehistory.artefacts"],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                      text=True)
 
-    def finish(self, out_dir: Path, lab: LabRecord | None) -> Path | None:
-        """Send the data (None: no figure) and wait; the PNG's path, or None."""
+    def draw(self, out_dir: Path, lab: LabRecord) -> Path | None:
+        """The PNG's path, or None when there was nothing to draw."""
         import json
 
-        payload = json.dumps({"out_dir": str(out_dir), "lab": lab.to_plain()}).encode() if lab else b""
-        out, err = self._proc.communicate(payload, timeout=120)
-        if self._proc.returncode != 0:
-            raise RuntimeError(f"drawing {PLOT_FILE} failed: {err.decode(errors='replace')[-2000:]}")
-        return Path(out.decode().strip()) if out.strip() else None
+        try:
+            self._proc.stdin.write(json.dumps({"out_dir": str(out_dir), "lab": lab.to_plain()}) + "\n")
+            self._proc.stdin.flush()
+            answer = json.loads(self._proc.stdout.readline() or "null")
+        except (OSError, ValueError) as exc:
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        if not isinstance(answer, dict):
+            raise RuntimeError(f"the figure's renderer stopped (exit status {self._proc.poll()})")
+        if "error" in answer:
+            raise RuntimeError(f"drawing {PLOT_FILE} failed: {answer['error'][-2000:]}")
+        return Path(answer["path"]) if answer.get("path") else None
 
-    def cancel(self) -> None:
+    def close(self) -> None:
         if self._proc.poll() is None:
             self._proc.kill()
             self._proc.wait()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
 
 
 class Artefacts:
@@ -367,7 +380,7 @@ class Artefacts:
         lab = lab_record.of(result.extras)
         written = [(write_evidence(out_dir, lab, result.signals, submission, command), None)]
         try:
-            figure = self.plotter.finish(out_dir, lab) if self.plotter else write_fault_plot(out_dir, lab)
+            figure = self.plotter.draw(out_dir, lab) if self.plotter else write_fault_plot(out_dir, lab)
         except Exception as exc:  # noqa: BLE001 - a missing figure must not cost the score report
             print(f"autograder: warning: no figure: {exc}", file=sys.stderr)
             figure = None
@@ -377,21 +390,25 @@ class Artefacts:
 
     def close(self) -> None:
         if self.plotter is not None:
-            self.plotter.cancel()
+            self.plotter.close()
 
 
 def _plot_main() -> None:
     import json
     import sys
+    import traceback
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401  (the slow import, done first)
     from matplotlib.figure import Figure  # noqa: F401
 
-    raw = sys.stdin.buffer.read()
-    if raw:
-        job = json.loads(raw)
-        path = write_fault_plot(Path(job["out_dir"]), LabRecord.from_plain(job["lab"]))
-        print(path or "")
+    for line in sys.stdin:
+        try:
+            job = json.loads(line)
+            path = write_fault_plot(Path(job["out_dir"]), LabRecord.from_plain(job["lab"]))
+            answer = {"path": str(path) if path else None}
+        except Exception:  # noqa: BLE001 - reported to the grader, which carries on without a figure
+            answer = {"error": traceback.format_exc()}
+        print(json.dumps(answer), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,232 @@
+"""`python -m autograder batch ROOT`: grade a class, one sub-folder per submission.
+
+The coordinator (this process, `cmd_batch`) hands submissions one at a time to `--jobs`
+job processes and writes class.csv. A job (`python -m autograder.batch CONFIG`, see
+`job_main`) imports the grader once, starts one worker image and one figure renderer,
+then grades submission after submission, each in fresh workers forked from its image,
+and answers one JSON line per submission.
+
+A submission that outlives `--timeout` costs its job: the coordinator stops that job
+(SIGTERM, then SIGKILL; its image and workers go with it), records `timeout`, and a new
+job takes the next submission. A job that dies costs only the submission it held.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import queue
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from autograder import assignment, reports
+from autograder.reports.text import csv_cell
+
+EXIT_OK, EXIT_GRADER = 0, 2
+STOP_GRACE_S = 5.0
+
+
+class JobTimedOut(Exception):
+    pass
+
+
+class JobDied(Exception):
+    pass
+
+
+class Job:
+    """One long-lived grading process (coordinator side)."""
+
+    def __init__(self, config: dict):
+        from autograder.isolation.sandbox import LogDrain
+
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.batch", json.dumps(config)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        self._log = LogDrain(self.proc.stderr.fileno())
+        self._log.start()
+        self._buf = b""
+
+    def grade(self, task: dict, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        try:
+            self.proc.stdin.write((json.dumps(task) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError:
+            raise JobDied(self.tail()) from None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise JobTimedOut()
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    raise JobDied(self.tail())
+                self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def tail(self) -> str:
+        try:
+            self.proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+        return self._log.tail().strip()[-300:]
+
+    def stop(self) -> None:
+        """SIGTERM (the job stops grading and closes its workers), SIGKILL if that does not end it."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        for sig, grace in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, None)):
+            if self.proc.poll() is not None:
+                break
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                self.proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                continue
+        self.proc.wait()
+        self.proc.stdout.close()
+
+
+def submissions(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def cmd_batch(args) -> int:
+    k, n = (int(x) for x in args.shard.split("/"))
+    if not (1 <= k <= n):
+        print("autograder: --shard must be K/N with 1 <= K <= N", file=sys.stderr)
+        return EXIT_GRADER
+    unit = assignment.load(args.assignment)
+    mine = submissions(args.root)[k - 1::n]
+    config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None, "seed": args.seed}
+    tasks: queue.Queue = queue.Queue()
+    for i, sub in enumerate(mine):
+        tasks.put((i, sub))
+    rows: dict[int, dict] = {}
+
+    def work() -> None:
+        job = None
+        while True:
+            try:
+                i, sub = tasks.get_nowait()
+            except queue.Empty:
+                break
+            job = job or Job(config)
+            rows[i], healthy = grade_in_job(job, sub, args.out / sub.name, args.timeout)
+            if not healthy:
+                job.stop()
+                job = None
+        if job is not None:
+            job.stop()
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, min(args.jobs, len(mine))))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:          # the class file is written whatever happened to the submissions
+        done = [rows[i] for i in sorted(rows)]
+        name = write_class_csv(args.out, unit, done, k, n)
+    print(f"graded {len(done)} submission(s) -> {args.out / name}")
+    return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
+
+
+def grade_in_job(job: Job, sub: Path, out: Path, timeout: float) -> tuple[dict, bool]:
+    """(class.csv row, whether the job can take another submission)."""
+    row = {"submission": sub.name, "earned": "", "possible": "", "status": "grader_error", "detail": ""}
+    try:
+        reply = job.grade({"submission": str(sub), "out": str(out)}, timeout)
+    except JobTimedOut:
+        return dict(row, status="timeout", detail=f"grading took longer than {timeout:g} s"), False
+    except JobDied as died:
+        return dict(row, detail=f"the grading process stopped: {died}"), False
+    if reply.get("status") != "graded":
+        return dict(row, detail=str(reply.get("detail", ""))[-300:]), True
+    row.update(earned=reply["earned"], possible=reply["possible"], status="graded")
+    row.update(reply["topics"])
+    return row, True
+
+
+def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int) -> str:
+    fields = ["submission", "earned", "possible", "status"]
+    fields += [t.id for t in unit.topics if any(t.id in r for r in rows)] + ["detail"]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows([{key: csv_cell(v) for key, v in r.items()} for r in rows])
+    name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
+    reports.atomic_write(out / name, buf.getvalue())
+    return name
+
+
+# ------------------------------------------------------------------------------ a job
+def job_main(config: dict) -> None:
+    """Grade the submissions named on stdin (one JSON line each), one JSON line back per
+    submission. Everything slow is done once: imports, the worker image, the renderer."""
+    from autograder.cli import Artefacts, limit_own_memory, stop_on_sigterm
+    from autograder.grading.run import SUITES, Options, select_topics
+    from autograder.isolation.sandbox import image_config, start_image
+
+    answers = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)                       # a stray print must not corrupt the answers
+    limit_own_memory()
+    stop_on_sigterm()
+    unit = assignment.load(config["assignment"])
+    topics = tuple(config["topics"] or ()) or None
+    options = Options(config["suite"], topics, config["seed"], trusted=False)
+    image_for = image_config(unit, hidden="hidden" in SUITES[options.suite], trusted=False)
+    image = start_image(image_for)
+    artefacts = Artefacts(unit, select_topics(unit, topics), options.suite)
+    try:
+        for line in sys.stdin:
+            task = json.loads(line)
+            if image.proc.poll() is not None:        # never expected; a new image, not a dead class
+                image = start_image(image_for)
+            answers.write(json.dumps(grade_task(unit, options, task, artefacts, image)) + "\n")
+    except KeyboardInterrupt:          # SIGTERM from the coordinator: the submission ran out of time
+        pass
+    finally:
+        artefacts.close()
+        image.close()
+
+
+def grade_task(unit, options, task: dict, artefacts, image) -> dict:
+    from autograder.cli import grade_and_report
+    from autograder.grading.rubric import RubricError
+    from autograder.grading.score import GraderError
+
+    sub, out = Path(task["submission"]), Path(task["out"])
+    command = f"python -m autograder grade {sub} --out {out} --assignment {unit.name} --suite {options.suite}"
+    command += "".join(f" --topic {t}" for t in options.topics or ())
+    command += f" --seed {options.seed}" if options.seed is not None else ""
+    try:
+        result, _ = grade_and_report(unit, sub, out, options, command, time.perf_counter(),
+                                     artefacts=artefacts, image=image)
+    except (GraderError, RubricError, assignment.UnitError) as exc:
+        return {"status": "grader_error", "detail": str(exc)}
+    except Exception:  # noqa: BLE001 - the grader's fault; this submission's row says so
+        return {"status": "grader_error", "detail": traceback.format_exc()[-300:]}
+    return {"status": "graded", "earned": result.earned, "possible": result.possible,
+            "topics": {t.id: t.earned for t in result.topics}}
+
+
+if __name__ == "__main__":
+    job_main(json.loads(sys.argv[1]))
