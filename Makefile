@@ -1,20 +1,23 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+ and make):
 #   make grade [SUBMISSION=DIR]   grade the stubs (or DIR) and write reports/
 #   make test                     the repository's own test suite (installs the dev extras)
+#   make sweep                    the long seed sweeps (CI runs them after make test)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 ASSIGNMENT ?= rnn_prehistory
+TEST_JOBS ?= auto
 SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
-.PHONY: grade test stubs bench release clean help venv
+.PHONY: grade test sweep stubs bench release clean help venv
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
-	@echo "make test     run the repository's tests (engine, content, outside oracles)"
+	@echo "make test     run the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
+	@echo "make sweep    the long sweeps: every seed of the fault lab's pool"
 	@echo "make stubs    regenerate assignments/ from solutions/"
 	@echo "make bench    time and measure a grading run"
 	@echo "make release  write dist/student/ (the student repository) and dist/grader-bundle/"
@@ -36,8 +39,13 @@ $(VENV)/.installed-dev: pyproject.toml | venv
 grade: $(VENV)/.installed-base
 	$(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
 
+# --dist loadgroup: tests spread over the processes one by one, except those sharing an
+# expensive fixture (marked xdist_group), which stay together.
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q -n $(TEST_JOBS) --dist loadgroup -m "not sweep"
+
+sweep: $(VENV)/.installed-dev
+	$(PY) -m pytest tests -q -m sweep
 
 stubs: $(VENV)/.installed-base
 	$(PY) scripts/make_stubs.py --assignment $(ASSIGNMENT)

@@ -95,6 +95,26 @@ def finite_differences(loss, arrays, h: float = 1e-6) -> list[np.ndarray]:
     return grads
 
 
+def finite_differences_batched(losses, arrays, h: float = 1e-6) -> list[np.ndarray]:
+    """`finite_differences` with every probe answered by one call: `losses(probes)` gets a
+    list of argument lists (for each entry of each array, a copy of `arrays` with that entry
+    at +h, then one at -h) and returns their losses in order. A loss computed by student
+    code behind the process boundary then costs one exchange instead of two per entry."""
+    probes, entries = [], []
+    for k, a in enumerate(arrays):
+        for i in np.ndindex(a.shape):
+            for step in (h, -h):
+                moved = [b.copy() if j == k else b for j, b in enumerate(arrays)]
+                moved[k][i] = a[i] + step
+                probes.append(moved)
+            entries.append((k, i))
+    values = losses(probes)
+    grads = [np.zeros_like(a) for a in arrays]
+    for n, (k, i) in enumerate(entries):
+        grads[k][i] = (values[2 * n] - values[2 * n + 1]) / (2 * h)
+    return grads
+
+
 def expect_gradients(student, numeric, names, what: str, hint: str = "", tol: float = 1e-6) -> None:
     """Each student gradient within `tol` of its finite-difference estimate.
 

@@ -729,14 +729,14 @@ def test_batch_one_student_cannot_kill_another(case):
 
 
 def test_batch_records_a_hanging_submission_as_timeout(case):
-    """(Tracker case 3.) batch --timeout 20: a submission whose every import hangs (and swallows every
+    """(Tracker case 3.) batch --timeout 8: a submission whose every import hangs (and swallows every
     exception) is stopped and recorded as `timeout`; the class file is written and the
     other student is graded."""
     root = case.dir / "class"
     case.submission("class/alice")
     case.submission("class/hangs", append={m: hostile(HANG) for m in ("bptt.py", "attention.py", "bleu.py")})
-    run, out, rows = case.batch(root, "--jobs", "2", "--timeout", "20", "--topic", "bptt", "--topic", "attention",
-                                "--topic", "bleu", within=50)
+    run, out, rows = case.batch(root, "--jobs", "2", "--timeout", "8", "--topic", "bptt", "--topic", "attention",
+                                "--topic", "bleu", within=30)
     assert rows["hangs"]["status"] == "timeout", rows
     assert rows["alice"]["status"] == "graded", rows
     assert float(rows["alice"]["earned"]) == points("bptt") + points("attention") + points("bleu"), rows

@@ -46,23 +46,18 @@ def _reference():
 
 
 @contextmanager
-def _patched(ref, target, helper):
-    module_name, attr = target.rsplit(".", 1)
-    module = getattr(ref, module_name)
-    original = getattr(module, attr)
-    setattr(module, attr, helper)
+def _patched(ref, patches: dict):
+    saved = []
+    for target, value in patches.items():
+        module_name, attr = target.rsplit(".", 1)
+        module = getattr(ref, module_name)
+        saved.append((module, attr, getattr(module, attr)))
+        setattr(module, attr, value)
     try:
         yield
     finally:
-        setattr(module, attr, original)
-
-
-def _unique_patches():
-    patches = {}
-    for key, entries in suite.BROKEN.items():
-        for target, helper in entries:
-            patches.setdefault(f"{target}={type(helper).__name__}", (target, helper, []))[2].append(key)
-    return patches
+        for module, attr, original in reversed(saved):
+            setattr(module, attr, original)
 
 
 def _check_seed(seed: int) -> list[str]:
@@ -79,14 +74,16 @@ def _check_seed(seed: int) -> list[str]:
         lo, hi = suite.RANGES[fig]
         if not lo <= run[fig] <= hi:
             problems.append(f"seed {seed}: {fig} = {run[fig]!r} outside {suite.RANGES[fig]}")
-    for name, (target, helper, keys) in _unique_patches().items():
-        with _patched(ref, target, helper):
-            broken = ref.fault_injection.run_fault_injection(seed)
-        for key in keys:
-            try:
-                suite.check_returned(key, broken, expect=False)
-            except AssertionError as exc:
-                problems.append(f"seed {seed}: {name} does not flip {key}: {exc}")
+    for name, (target, helper, keys) in suite.broken_runs().items():
+        # as the suite runs it (the other experiments shrunk), and at full size (its fallback)
+        for patches in ({target: helper, **suite.shrunk_sizes(keys)}, {target: helper}):
+            with _patched(ref, patches):
+                broken = ref.fault_injection.run_fault_injection(seed)
+            for key in keys:
+                try:
+                    suite.check_returned(key, broken, expect=False)
+                except AssertionError as exc:
+                    problems.append(f"seed {seed}: {name} does not flip {key} (patches {sorted(patches)}): {exc}")
     primitives = suite.Primitives(ref.fault_injection, ref.bptt)
     for key, name in suite.RERUNS.items():
         result = suite.RERUN_FUNCTIONS[name](primitives, seed)
@@ -122,6 +119,7 @@ def test_every_figure_and_signal_has_a_range_criterion_and_patch():
     assert set(ref.fault_injection.FIGURES) == set(suite.FIGURES)
 
 
+@pytest.mark.sweep
 def test_reference_passes_and_broken_primitives_fail_on_every_pool_seed():
     workers = min(4, os.cpu_count() or 1)
     if workers > 1:
@@ -135,13 +133,3 @@ def test_reference_passes_and_broken_primitives_fail_on_every_pool_seed():
 def test_the_underflow_trap_catches_a_naive_cumprod_on_every_pool_seed():
     caught = [_naive_trap_caught(seed) for seed in suite.SEED_POOL]
     assert all(caught), [s for s, c in zip(suite.SEED_POOL, caught) if not c]
-
-
-@pytest.mark.parametrize("seed", [42, 0])
-def test_one_run_is_fast(seed):
-    import time
-
-    ref = _reference()
-    started = time.perf_counter()
-    ref.fault_injection.run_fault_injection(seed)
-    assert time.perf_counter() - started < 2.0, "run_fault_injection must stay far below the 5 s call limit"

@@ -1,8 +1,9 @@
 """The kill matrix: every hidden suite catches known wrong implementations and passes valid
 alternatives (tests/mutants/<topic>.yaml, format in docs/AUTHORING.md).
 
-All submissions of one topic are graded by one real `python -m autograder batch` run, so
-this exercises the class-grading path too.
+Mutants are graded on the topic they break, alternatives on every topic (another topic may
+call the function they replace, as the lab calls bptt). Each group is one real
+`python -m autograder batch` run, so this exercises the class-grading path too.
 """
 
 from __future__ import annotations
@@ -22,21 +23,30 @@ CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """topic -> {folder name -> score.json}, one batch run per topic."""
+    """(kind, name) -> score.json. Mutants are graded on their own topic (one batch run per
+    topic); alternatives on every topic (one batch run), since another topic may call them."""
     scores = {}
+
+    def batch(root, *topic_args):
+        out = tmp_path_factory.mktemp("reports")
+        proc = run_grader("batch", root, "--out", out, "--jobs", "2", *topic_args, "--seed", "20261129", timeout=900)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        for d in out.iterdir():
+            if d.is_dir():
+                kind, name = d.name.split("-", 1)
+                scores[kind, name] = json.loads((d / "score.json").read_text())
+
+    alternatives = tmp_path_factory.mktemp("alternatives")
     for topic, spec in MATRIX.items():
-        root = tmp_path_factory.mktemp(f"class-{topic}")
+        root = tmp_path_factory.mktemp(f"mutants-{topic}")
         module = f"{UNIT.topic(topic).module}.py"
         for m in spec.get("mutants", []):
             make_submission(root / f"mutant-{m['name']}", replace={module: [tuple(e) for e in m["replace"]]})
+        batch(root, "--topic", topic)
         for a in spec.get("alternatives", []):
-            sub = make_submission(root / f"alternative-{a['name']}")
+            sub = make_submission(alternatives / f"alternative-{a['name']}")
             shutil.copyfile(REPO / a["file"], sub / module)
-        out = tmp_path_factory.mktemp(f"reports-{topic}")
-        proc = run_grader("batch", root, "--out", out, "--jobs", "2", "--topic", topic, "--seed", "20261129",
-                          timeout=900)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        scores[topic] = {d.name: json.loads((d / "score.json").read_text()) for d in out.iterdir() if d.is_dir()}
+    batch(alternatives)
     return scores
 
 
@@ -48,15 +58,18 @@ def test_every_topic_has_a_kill_matrix():
         assert len(spec.get("mutants", [])) >= 3 and spec.get("alternatives"), topic
 
 
+@pytest.mark.xdist_group("kill_matrix")      # one process grades the matrix once
 @pytest.mark.parametrize("topic,kind,name", CASES, ids=[f"{t}:{k}:{n}" for t, k, n in CASES])
 def test_kill_matrix(graded, topic, kind, name):
-    score = graded[topic][f"{kind}-{name}"]
-    (entry,) = score["topics"]
-    tests = {t["id"]: t for t in entry["tests"]}
+    score = graded[kind, name]
     if kind == "alternative":
-        wrong = {i: t["message"] for i, t in tests.items() if t["outcome"] != "passed"}
+        assert {t["id"] for t in score["topics"]} == set(MATRIX), "an alternative is graded on every topic"
+        wrong = {f"{t['id']}: {test['id']}": test["message"] for t in score["topics"] for test in t["tests"]
+                 if test["outcome"] != "passed"}
         assert not wrong, f"a valid alternative lost points: {wrong}"
         return
+    (entry,) = score["topics"]
+    tests = {t["id"]: t for t in entry["tests"]}
     mutant = next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)
     assert entry["earned"] < entry["possible"], f"mutant {name} got full marks"
     for test_id in mutant["killed_by"]:

@@ -39,8 +39,9 @@ class WorkerImage:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._err_r, err_w = os.pipe()
         self.proc = subprocess.Popen(
+            # --root: where its workers' folders are made (so a process list shows whose image it is)
             [sys.executable, "-I", "-m", "autograder.isolation.worker", "--fd-control", str(theirs.fileno()),
-             "--config", json.dumps(config)],
+             "--root", cwd, "--config", json.dumps(config)],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_w,
             env=env, cwd=cwd, start_new_session=True)
         theirs.close()

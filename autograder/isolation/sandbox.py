@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -201,6 +202,12 @@ class Worker:
     def request(self, message: dict, timeout: float) -> dict:
         """Send one request and return its reply. One deadline covers writing, reading and
         parsing the reply; a reply to another request is a protocol violation."""
+        return next(self.requests(message, 1, timeout))
+
+    def requests(self, message: dict, count: int, timeout: float):
+        """Send one request that the worker answers with up to `count` replies (a "map"),
+        and yield them as they come; each reply has its own deadline of `timeout` s, as
+        `count` single requests would."""
         self.wait_ready()
         deadline = time.monotonic() + timeout
         self._next_id += 1
@@ -209,15 +216,19 @@ class Worker:
             wire.write_frame(self._req_w, wire.dumps(message, objects=registry.encode))
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        reply = self._parse(self._read_frame(deadline))
-        if time.monotonic() > deadline:
-            self.kill()
-            raise WorkerTimedOut()
-        if reply.get("id") != self._next_id:
-            self.kill()
-            raise WorkerDied(self.proc.returncode, self.log_tail(), "wrote something other than a reply on the grader's pipe "
-                             "(an answer to a request that was never sent)")
-        return reply
+        for _ in range(count):
+            reply = self._parse(self._read_frame(deadline))
+            if time.monotonic() > deadline:
+                self.kill()
+                raise WorkerTimedOut()
+            if reply.get("id") != self._next_id:
+                self.kill()
+                raise WorkerDied(self.proc.returncode, self.log_tail(), "wrote something other than a reply on the "
+                                 "grader's pipe (an answer to a request that was never sent)")
+            yield reply
+            if not reply.get("ok", True):       # the worker stops at the first failing call
+                return
+            deadline = time.monotonic() + timeout
 
     def _parse(self, raw: bytes) -> dict:
         try:
@@ -329,21 +340,35 @@ class Sandbox:
         # A batch job lends its image to every submission; a single grading makes its own.
         self._own_image = image is None
         self.image = image or start_image(config)
-        self._worker: Worker | None = None
+        # "main" runs the tests' calls; "spare" runs calls submitted to the background
+        # (`submit`), so that long independent runs overlap the tests on a second core.
+        self._workers: dict[str, Worker | None] = {"main": None, "spare": None}
         self._generation = 0
+        self._lock = threading.Lock()
+        self._background: ThreadPoolExecutor | None = None
         self.import_status: dict = {}     # module -> (status, message)
         self.timed_out: dict = {}         # "module.function" -> seconds
         self.sandbox_info: dict | None = None
         self.restarts = 0
         self.failure: IsolationError | None = None
 
-    def worker(self) -> Worker:
-        if self._worker is None or self._worker.proc.poll() is not None:
-            if self._worker is not None:
-                self._worker.close()
-            self._generation += 1
-            self._worker = Worker(self.image, self.submission, self.limits, self._generation, self.unit.modules)
-        return self._worker
+    def worker(self, slot: str = "main") -> Worker:
+        worker = self._workers[slot]
+        if worker is None or worker.proc.poll() is not None:
+            if worker is not None:
+                worker.close()
+            with self._lock:
+                self._generation += 1
+                generation = self._generation
+            worker = self._workers[slot] = Worker(self.image, self.submission, self.limits, generation,
+                                                  self.unit.modules)
+        return worker
+
+    def _discard(self, slot: str) -> None:
+        worker, self._workers[slot] = self._workers[slot], None
+        if worker is not None:
+            worker.close()
+        self.restarts += 1
 
     def __enter__(self) -> "Sandbox":
         self.worker()
@@ -359,33 +384,42 @@ class Sandbox:
         self.close()
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        spare = self._workers["spare"]
+        if spare is not None:
+            spare.kill()                 # a background call still running ends now
+        if self._background is not None:
+            self._background.shutdown(wait=True, cancel_futures=True)
+        for slot, worker in self._workers.items():
+            if worker is not None:
+                worker.close()
+                self._workers[slot] = None
         if self._own_image:
             self.image.close()
 
     def _request(self, message: dict, timeout: float, what: str) -> dict:
-        worker = self.worker()
-        try:
-            reply = worker.request(message, timeout)
-        except IsolationError as exc:
-            self.failure = exc       # a replacement worker could not start: the run is void
-            raise
-        except WorkerTimedOut:
-            worker.close()
-            self._worker = None
-            self.restarts += 1
-            raise StudentTimeout(f"{what} did not return within {timeout:g} s (an infinite loop, or far too slow)")
-        except WorkerDied as died:
-            worker.close()
-            self._worker = None
-            self.restarts += 1
-            detail = f"; its last output:\n{died.log_tail.strip()[-800:]}" if died.log_tail.strip() else ""
-            how = died.reason or describe_exit(died.returncode)
-            raise StudentCrash(f"the process running your code {how} during {what}{detail}")
-        self.sandbox_info = worker.sandbox_info
-        return reply
+        return next(self._requests(message, 1, timeout, what))
+
+    def _requests(self, message: dict, count: int, timeout: float, what: str, slot: str = "main"):
+        worker = self.worker(slot)
+        replies = worker.requests(message, count, timeout)
+        while True:
+            try:
+                reply = next(replies)
+            except StopIteration:
+                return
+            except IsolationError as exc:
+                self.failure = exc       # a replacement worker could not start: the run is void
+                raise
+            except WorkerTimedOut:
+                self._discard(slot)
+                raise StudentTimeout(f"{what} did not return within {timeout:g} s (an infinite loop, or far too slow)")
+            except WorkerDied as died:
+                self._discard(slot)
+                detail = f"; its last output:\n{died.log_tail.strip()[-800:]}" if died.log_tail.strip() else ""
+                how = died.reason or describe_exit(died.returncode)
+                raise StudentCrash(f"the process running your code {how} during {what}{detail}")
+            self.sandbox_info = worker.sandbox_info
+            yield reply
 
     # ------------------------------------------------------------------ imports
     def probe(self, module: str) -> tuple[str, str]:
@@ -417,6 +451,24 @@ class Sandbox:
 
     # -------------------------------------------------------------------- calls
     def call(self, module: str, function: str, args: tuple, kwargs: dict, patches: dict | None = None):
+        """(result, names of the arguments it modified) of one call into student code."""
+        return self.call_many(module, function, [(args, kwargs)], patches)[0]
+
+    def submit(self, module: str, function: str, args: tuple, patches: dict | None = None) -> Future:
+        """One call run in the background on a second worker (forked from the same image,
+        holding the same submission); the Future's result is what `call` would return, or
+        the exception it would raise. Calls submitted together run one after another."""
+        self.probe(module)               # here: the main worker serves this thread only
+        if self._background is None:
+            self._background = ThreadPoolExecutor(1, thread_name_prefix="autograder-spare")
+        return self._background.submit(self.call_many, module, function, [(args, {})], patches, "spare")
+
+    def call_many(self, module: str, function: str, calls: list, patches: dict | None = None,
+                  slot: str = "main") -> list:
+        """The same function on each (args, kwargs) of `calls`, in one exchange with the
+        worker (a test that makes hundreds of calls pays the process boundary once); the
+        first failing call raises, as in a loop of single calls. Each call has the call
+        time limit."""
         what = f"{module}.{function}()"
         status, message = self.probe(module)
         if status != "graded":
@@ -424,19 +476,23 @@ class Sandbox:
         if what in self.timed_out:
             raise StudentTimeout(f"{what} was not run again: an earlier call timed out after "
                                  f"{self.timed_out[what]:g} s (an infinite loop, or far too slow)")
-        message = {"op": "call", "module": module, "function": function, "args": list(args), "kwargs": kwargs,
+        message = {"op": "map", "module": module, "function": function,
+                   "calls": [{"args": list(args), "kwargs": kwargs} for args, kwargs in calls],
                    "keep": list(self.unit.kept_outputs(module, function)), "patches": patches or {}}
-        try:
-            reply = self._request(message, self.limits.call_timeout_s, what)
+        try:    # every reply is read before any is judged: none may be left in the pipe
+            replies = list(self._requests(message, len(calls), self.limits.call_timeout_s, what, slot))
         except StudentTimeout:
             self.timed_out[what] = self.limits.call_timeout_s
             raise
+        return [self._result(module, function, reply) for reply in replies]
+
+    def _result(self, module: str, function: str, reply: dict):
         try:
             if not reply.get("ok"):
                 raise self._problem(module, function, reply)
             return wire.from_plain(reply["result"]), list(map(str, reply.get("mutated", [])))
         except (wire.WireError, KeyError, TypeError, ValueError, RecursionError) as exc:
-            raise StudentCodeError(f"{what} sent back data the grader cannot read ({exc}); "
+            raise StudentCodeError(f"{module}.{function}() sent back data the grader cannot read ({exc}); "
                                    "return numpy arrays, numbers, tuples, lists or dicts") from None
 
     def _problem(self, module: str, function: str, reply: dict) -> StudentProblem:
@@ -467,6 +523,29 @@ class StudentFunction:
         result, mutated = self._module._sandbox.call(self._module._name, self._name, args, kwargs, self._patches)
         self._module.last_mutated = mutated
         return result
+
+    def submit(self, *args) -> Future:
+        """self(*args), run in the background on a second worker: a Future of its result."""
+        future = self._module._sandbox.submit(self._module._name, self._name, args, self._patches)
+        result: Future = Future()
+
+        def done(f: Future) -> None:
+            exc = f.exception()
+            if exc is not None:
+                result.set_exception(exc)
+            else:
+                result.set_result(f.result()[0][0])
+
+        future.add_done_callback(done)
+        return result
+
+    def map(self, arg_lists) -> list:
+        """[f(*args) for args in arg_lists], in one exchange with the worker. The first
+        failing call raises, as in that loop."""
+        calls = [(tuple(args), {}) for args in arg_lists]
+        replies = self._module._sandbox.call_many(self._module._name, self._name, calls, self._patches)
+        self._module.last_mutated = list(dict.fromkeys(name for _, mutated in replies for name in mutated))
+        return [result for result, _ in replies]
 
     def patched(self, patches: dict) -> "StudentFunction":
         """The same function, run with module attributes replaced, e.g.

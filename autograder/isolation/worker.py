@@ -191,51 +191,76 @@ def handle_probe(req: dict) -> dict:
     return {"ok": True, "result": None}
 
 
-def handle_call(req: dict, _snapshot=_snapshot, _changed=_changed) -> dict:
+def handle_call(req: dict) -> dict:
+    """One call: {"module", "function", "args", "kwargs", "keep", "patches"}."""
+    return next(handle_map(dict(req, calls=[{"args": req.get("args", []), "kwargs": req.get("kwargs", {})}])))
+
+
+def handle_map(req: dict):
+    """The same function called on each entry of req["calls"] ({"args", "kwargs"}), one
+    reply per call, in order; the first failing call is the last one made (as a loop of
+    single calls would stop there). Patches stay applied across the calls."""
     try:
         mod = importlib.import_module(req["module"])
     except BaseException as exc:  # noqa: BLE001
-        return _error("import", exc)
+        yield _error("import", exc)
+        return
     fn = getattr(mod, req["function"], None)
     if not callable(fn):
-        return {"ok": False, "kind": "missing_function", "type": "AttributeError",
-                "message": f"{req['module']}.py does not define {req['function']}()"}
-    try:
-        args = _resolve(req.get("args", []))
-        kwargs = _resolve(req.get("kwargs", {}))
-    except LookupError as exc:
-        return {"ok": False, "kind": "stale", "type": "LookupError", "message": str(exc)}
+        yield {"ok": False, "kind": "missing_function", "type": "AttributeError",
+               "message": f"{req['module']}.py does not define {req['function']}()"}
+        return
     saved = []
     for target, replacement in req.get("patches", {}).items():
         mod_name, attr = target.rsplit(".", 1)
         patched_mod = importlib.import_module(mod_name)
-        saved.append((patched_mod, attr, getattr(patched_mod, attr)))
+        saved.append((patched_mod, attr, getattr(patched_mod, attr, _MISSING)))
         setattr(patched_mod, attr, replacement)
+    try:
+        keep = set(req.get("keep", ()))
+        for call in req["calls"]:
+            reply = _call(fn, req["function"], call, keep)
+            yield reply
+            if not reply["ok"]:
+                return
+    finally:
+        for patched_mod, attr, original in reversed(saved):
+            if original is _MISSING:
+                delattr(patched_mod, attr)
+            else:
+                setattr(patched_mod, attr, original)
+
+
+_MISSING = object()
+
+
+def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_changed) -> dict:
+    try:
+        args = _resolve(call.get("args", []))
+        kwargs = _resolve(call.get("kwargs", {}))
+    except LookupError as exc:
+        return {"ok": False, "kind": "stale", "type": "LookupError", "message": str(exc)}
     snaps = [_snapshot(a) for a in args] + [_snapshot(v) for v in kwargs.values()]
     names = [str(i) for i in range(len(args))] + list(kwargs)
     try:
         result = fn(*args, **kwargs)
     except BaseException as exc:  # noqa: BLE001
         return _error("exception", exc)
-    finally:
-        for patched_mod, attr, original in reversed(saved):
-            setattr(patched_mod, attr, original)
     mutated = _changed(names, snaps)
-    keep = set(req.get("keep", ()))
     if keep and isinstance(result, tuple):
         result = tuple(_keep(v) if i in keep else v for i, v in enumerate(result))
     try:
         payload = wire.to_plain(result)
     except wire.WireError as exc:
         return {"ok": False, "kind": "bad_value", "type": "TypeError",
-                "message": f"{req['function']}() returned {exc}, which the grader cannot read"}
+                "message": f"{name}() returned {exc}, which the grader cannot read"}
     except BaseException as exc:  # noqa: BLE001 - e.g. a __float__ that raises
         return _error("exception", exc)
     return {"ok": True, "result": payload, "mutated": mutated}
 
 
 def serve(fd_in: int, fd_out: int) -> None:
-    handlers = {"probe": handle_probe, "call": handle_call}
+    handlers = {"probe": handle_probe, "call": handle_call, "map": handle_map}
     infile = os.fdopen(fd_in, "rb", buffering=0)
     while True:
         header = _read_exact(infile, 8)
@@ -243,10 +268,11 @@ def serve(fd_in: int, fd_out: int) -> None:
             return
         req = wire.from_plain(json.loads(_read_exact(infile, int.from_bytes(header, "big"))),
                               objects=_helper_object)
-        reply = handlers[req["op"]](req)
-        reply["id"] = req["id"]
-        # Replies are already plain structures: encode them without re-tagging.
-        wire.write_frame(fd_out, json.dumps(reply, allow_nan=False).encode())
+        replies = handlers[req["op"]](req)
+        for reply in [replies] if isinstance(replies, dict) else replies:
+            reply["id"] = req["id"]
+            # Replies are already plain structures: encode them without re-tagging.
+            wire.write_frame(fd_out, json.dumps(reply, allow_nan=False).encode())
 
 
 def _read_exact(fh, n: int):

@@ -225,24 +225,42 @@ def _new_figure():
     return fig, fig.subplots(1, 2)
 
 
-def _save(fig, out_dir: Path) -> Path:
+def _plain_log_ticks(ax) -> None:
+    """Tick labels of a log axis as plain text ("1e-30"): the default mathtext labels are
+    parsed with pyparsing, which costs more than drawing the rest of the figure."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=8))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"1e{round(math.log10(v)):d}" if v > 0 else ""))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _png(fig) -> bytes:
     # Fixed margins: tight_layout measures every text extent and costs ~0.5 s per report.
     fig.subplots_adjust(left=0.07, right=0.985, bottom=0.12, top=0.92, wspace=0.2)
     png = io.BytesIO()
     fig.savefig(png, dpi=PLOT_DPI, format="png")
-    path = Path(out_dir) / PLOT_FILE
-    atomic_write(path, png.getvalue())
-    return path
+    return png.getvalue()
 
 
 def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
-    """Write <out_dir>/fault_injection.png: ||dh_T/dh_{T-k}|| against k (log scale) for
+    """Write <out_dir>/fault_injection.png (see `render_fault_plot`); None when there is nothing to draw."""
+    png = render_fault_plot(lab)
+    if png is None:
+        return None
+    path = Path(out_dir) / PLOT_FILE
+    atomic_write(path, png)
+    return path
+
+
+def render_fault_plot(lab: LabRecord) -> bytes | None:
+    """The PNG of fault_injection.png: ||dh_T/dh_{T-k}|| against k (log scale) for
     rho in {0.5, 1.0, 1.5}, tanh and linear, and the training loss with and without
     clipping. Without the hidden suite's curves (a public-only run) it draws the summary of
     the student's own run_fault_injection instead; None when there is neither."""
     curves, losses = lab.curves, lab.loss_curves
     if not curves and not losses:
-        return write_summary_plot(out_dir, lab) if isinstance(lab.returned, dict) else None
+        return render_summary_plot(lab) if isinstance(lab.returned, dict) else None
     fig, (left, right) = _new_figure()
     if curves:
         steps = np.asarray(curves.steps_back or [], dtype=float)
@@ -256,6 +274,7 @@ def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
                 label = f"rho = {rho}, {activation}" + (" (median of 8 states)" if rho == "1.0" and activation == "tanh"
                                                          else "")
                 left.semilogy(x, y, style, color=RHO_COLOURS[rho], label=label)
+        _plain_log_ticks(left)
         left.set_title(f"BPTT chain, seed {curves.seed}: {_source_label(curves.source)}",
                        fontsize=9)
         left.set_xlabel("steps back k")
@@ -287,10 +306,10 @@ def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
         right.grid(True, alpha=0.3)
     else:
         right.text(0.5, 0.5, "no training-loss data in this run", ha="center", va="center")
-    return _save(fig, out_dir)
+    return _png(fig)
 
 
-def write_summary_plot(out_dir: Path, lab: LabRecord) -> Path:
+def render_summary_plot(lab: LabRecord) -> bytes:
     """The figure of a public-only run: what the student's run_fault_injection(seed)
     returned. Left, ||dh_T/dh_0|| at T = 100 against rho for tanh and linear chains; right,
     the training loss at the start and the end of clipped SGD, and when the unclipped
@@ -304,6 +323,7 @@ def write_summary_plot(out_dir: Path, lab: LabRecord) -> Path:
         ys = _positive([run[key] for key in keys if key in run])
         if xs:
             left.semilogy(xs, ys, style, label=f"{activation} chain")
+    _plain_log_ticks(left)
     left.set_xticks(rhos)
     left.set_xlabel("spectral radius rho")
     left.set_ylabel("||dh_T / dh_0||_2 at T = 100")
@@ -317,16 +337,16 @@ def write_summary_plot(out_dir: Path, lab: LabRecord) -> Path:
     right.set_title(f"clipped SGD (tau = 5); unclipped: inf/nan at step {step}", fontsize=9)
     right.set_ylabel("log10 of the training loss")
     right.grid(True, axis="y", alpha=0.3)
-    return _save(fig, out_dir)
+    return _png(fig)
 
 
 class Plotter:
     """Draws the figures in a child process started before the first grading, so that
-    importing matplotlib (~0.5 s) overlaps grading instead of following it; a batch job
-    keeps one for all its submissions.
+    importing matplotlib (~0.8 s of CPU) overlaps grading instead of following it; a
+    batch job keeps one for all its submissions.
 
-    One JSON line per figure on the child's stdin (the output folder and the lab's plain
-    data), one line back: the PNG's path, or an error.
+    `start(lab)` sends one JSON line (the lab's plain data) and returns at once; `finish()`
+    reads the answer line: the PNG (base64), or an error.
     """
 
     def __init__(self):
@@ -336,22 +356,35 @@ class Plotter:
         self._proc = subprocess.Popen([sys.executable, "-m", "autograder.units.rnn_prehistory.artefacts"],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                       text=True)
+        self._pending = False
 
-    def draw(self, out_dir: Path, lab: LabRecord) -> Path | None:
-        """The PNG's path, or None when there was nothing to draw."""
+    def start(self, lab: LabRecord) -> None:
         import json
 
-        try:
-            self._proc.stdin.write(json.dumps({"out_dir": str(out_dir), "lab": lab.to_plain()}) + "\n")
-            self._proc.stdin.flush()
-            answer = json.loads(self._proc.stdout.readline() or "null")
-        except (OSError, ValueError) as exc:
-            answer = {"error": f"{type(exc).__name__}: {exc}"}
-        if not isinstance(answer, dict):
-            raise RuntimeError(f"the figure's renderer stopped (exit status {self._proc.poll()})")
+        if self._pending:               # a figure nobody collected (its grading failed)
+            self._answer()
+        self._proc.stdin.write(json.dumps(lab.to_plain()) + "\n")
+        self._proc.stdin.flush()
+        self._pending = True
+
+    def finish(self) -> bytes | None:
+        """The PNG of the last `start`, or None when there was nothing to draw."""
+        import base64
+
+        answer = self._answer()
         if "error" in answer:
             raise RuntimeError(f"drawing {PLOT_FILE} failed: {answer['error'][-2000:]}")
-        return Path(answer["path"]) if answer.get("path") else None
+        return base64.b64decode(answer["png"]) if answer.get("png") else None
+
+    def _answer(self) -> dict:
+        import json
+
+        self._pending = False
+        try:
+            answer = json.loads(self._proc.stdout.readline() or "null")
+        except (OSError, ValueError) as exc:
+            return {"error": f"{type(exc).__name__}: {exc}"}
+        return answer if isinstance(answer, dict) else {"error": f"the renderer stopped (exit {self._proc.poll()})"}
 
     def close(self) -> None:
         if self._proc.poll() is None:
@@ -365,22 +398,40 @@ class Plotter:
 
 
 class Artefacts:
-    """The engine's hook: started before grading, asked to write after it."""
+    """The engine's hook: started before grading, told when the lab's topic is over (the
+    figure is then drawn while the other topics are graded), asked to write after grading."""
 
     FILES = (EVIDENCE_FILE, PLOT_FILE)
+    FIRST_TOPICS = (TOPIC,)
 
     def __init__(self, unit, topics: list[str], suite: str):
         # The figure needs the lab's data; start its renderer only when it can come.
         self.plotter = Plotter() if TOPIC in topics else None
+        self._started = False
+
+    def topic_done(self, topic: str, extras: dict) -> None:
+        if topic == TOPIC and self.plotter is not None and lab_record.EXTRAS_KEY in extras:
+            self.plotter.start(lab_record.of(extras))
+            self._started = True
 
     def write(self, out_dir: Path, result, submission: Path, command: str) -> list[tuple[Path, str | None]]:
         """(path, caption for score.md or None) of every file written."""
+        started, self._started = self._started, False
         if lab_record.EXTRAS_KEY not in result.extras:
             return []
         lab = lab_record.of(result.extras)
         written = [(write_evidence(out_dir, lab, result.signals, submission, command), None)]
         try:
-            figure = self.plotter.draw(out_dir, lab) if self.plotter else write_fault_plot(out_dir, lab)
+            if self.plotter is None:
+                figure = write_fault_plot(out_dir, lab)
+            else:
+                if not started:
+                    self.plotter.start(lab)
+                png = self.plotter.finish()
+                figure = None
+                if png is not None:
+                    figure = Path(out_dir) / PLOT_FILE
+                    atomic_write(figure, png)
         except Exception as exc:  # noqa: BLE001 - a missing figure must not cost the score report
             print(f"autograder: warning: no figure: {exc}", file=sys.stderr)
             figure = None
@@ -394,6 +445,7 @@ class Artefacts:
 
 
 def _plot_main() -> None:
+    import base64
     import json
     import sys
     import traceback
@@ -403,9 +455,8 @@ def _plot_main() -> None:
 
     for line in sys.stdin:
         try:
-            job = json.loads(line)
-            path = write_fault_plot(Path(job["out_dir"]), LabRecord.from_plain(job["lab"]))
-            answer = {"path": str(path) if path else None}
+            png = render_fault_plot(LabRecord.from_plain(json.loads(line)))
+            answer = {"png": base64.b64encode(png).decode() if png else None}
         except Exception:  # noqa: BLE001 - reported to the grader, which carries on without a figure
             answer = {"error": traceback.format_exc()}
         print(json.dumps(answer), flush=True)

@@ -14,7 +14,7 @@ import zlib
 
 import numpy as np
 
-from autograder.checks import CheckFailed, expect_array, expect_tuple, finite_differences
+from autograder.checks import CheckFailed, expect_array, expect_tuple, finite_differences_batched
 from autograder.units.rnn_prehistory.lab.broken_primitives import (ChainWithoutActivation, ChainWithoutWeights,
                                                                     LogAbsNoCumsum, NoClip, ScaleIgnoresRho,
                                                                     ZeroRNNBackward)
@@ -122,6 +122,36 @@ BROKEN = {
     "clipping_does_not_rescue_vanishing": [("bptt.rnn_backward", ZeroRNNBackward(D=4))],
     "bptt_matches_finite_difference": [("bptt.rnn_backward", ZeroRNNBackward(D=4))],
 }
+
+# A run with a broken primitive checks only the signals that primitive breaks, so the
+# lab's other experiments may run small: these module constants of the student's
+# fault_injection.py are patched down in that run (shrunk value, the signals that need
+# the constant at full size). tests/test_fault_injection_seeds.py checks on every pool
+# seed that the shrunk runs still turn their signals false. A lab that does not read
+# these names just runs at full size; one that fails when they shrink is run again
+# at full size (test_fault_injection.py), so no submission loses points to the shrinking.
+SHRINKABLE = {
+    "fault_injection.T_STEPS": (10, {"rho_below_one_gradient_decays", "rho_above_one_gradient_explodes",
+                                     "rho_one_tanh_saturation_still_decays", "clipping_does_not_rescue_vanishing"}),
+    "fault_injection.N_INITIAL_STATES": (2, {"rho_one_tanh_saturation_still_decays"}),
+    "fault_injection.CLIP_STEPS": (5, {"clipping_caps_norm_keeps_training_alive"}),
+    "fault_injection.CHECK_T": (3, {"bptt_matches_finite_difference"}),
+}
+
+
+def broken_runs() -> dict[str, tuple[str, object, list[str]]]:
+    """Each distinct broken primitive: name -> (patch target, helper, the signals it must turn false)."""
+    runs: dict[str, tuple[str, object, list[str]]] = {}
+    for key, entries in BROKEN.items():
+        for target, helper in entries:
+            runs.setdefault(f"{target}={type(helper).__name__}", (target, helper, []))[2].append(key)
+    return runs
+
+
+def shrunk_sizes(keys) -> dict[str, int]:
+    """The constant patches for a run that checks only the signals `keys`."""
+    return {name: small for name, (small, needed) in SHRINKABLE.items() if not needed & set(keys)}
+
 
 SIGNAL_HINTS = {
     "near_one_product_stays_bounded": "Log|product| must be the running sum of log|factor| (log_abs_cumprod)",
@@ -312,6 +342,13 @@ def rerun_vanishing(P, seed):
     return {"holds": bool(CRITERIA["clipping_does_not_rescue_vanishing"](values)), "values": values}
 
 
+def _map(function, arg_lists):
+    """[function(*args) ...]: in one exchange when `function` is a student function in the
+    worker, a plain loop for the reference's."""
+    many = getattr(function, "map", None)
+    return many(arg_lists) if many is not None else [function(*args) for args in arg_lists]
+
+
 def rerun_bptt(P, seed, step=1e-6):
     """Level 3: P.rnn_backward against central differences of P.rnn_forward (all of Wx, Wh, b)."""
     rng = np.random.default_rng([seed, 5])
@@ -320,16 +357,16 @@ def rerun_bptt(P, seed, step=1e-6):
     params = [rng.normal(size=(D, H)) / 2.0, rng.normal(size=(H, H)) / math.sqrt(H), 0.1 * rng.normal(size=H)]
     R = rng.normal(size=(N, T, H))
 
-    def loss():
-        h = expect_array(expect_tuple(P.rnn_forward(x, h0, *params), 2, "bptt.rnn_forward")[0], (N, T, H),
-                         "bptt.rnn_forward's h")
-        return math.fsum((R * h).ravel())
+    def losses(probes):
+        outputs = _map(P.rnn_forward, [(x, h0, *probe) for probe in probes])
+        return [math.fsum((R * expect_array(expect_tuple(out, 2, "bptt.rnn_forward")[0], (N, T, H),
+                                            "bptt.rnn_forward's h")).ravel()) for out in outputs]
 
     _, cache = expect_tuple(P.rnn_forward(x, h0, *params), 2, "bptt.rnn_forward")
     grads = expect_tuple(P.rnn_backward(R, cache), 5, "bptt.rnn_backward")[2:]
     for g, p, name in zip(grads, params, ("dWx", "dWh", "db")):
         expect_array(g, p.shape, f"bptt.rnn_backward's {name}")
-    numeric = finite_differences(loss, params, step)
+    numeric = finite_differences_batched(losses, params, step)
     g = np.concatenate([np.ravel(v) for v in grads])
     g_num = np.concatenate([v.ravel() for v in numeric])
     denom = np.linalg.norm(g) + np.linalg.norm(g_num)
