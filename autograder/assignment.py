@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from autograder.grading.rubric import Rubric, SafeLoader, load_rubric
-from autograder.isolation.sandbox import Limits
+from autograder.isolation.image import Limits
 
 UNITS = Path(__file__).resolve().parent / "units"
 MANIFEST = "unit.yaml"

@@ -183,7 +183,7 @@ def job_main(config: dict) -> None:
     submission. Everything slow is done once: imports, the worker image, the renderer."""
     from autograder.cli import Artefacts, limit_own_memory, stop_on_sigterm
     from autograder.grading.run import SUITES, Options, select_topics
-    from autograder.isolation.sandbox import image_config, start_image
+    from autograder.isolation.image import image_config, start_image
 
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                       # a stray print must not corrupt the answers

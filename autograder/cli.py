@@ -94,18 +94,25 @@ def grade_and_report(unit, submission: Path, out: Path, options, command: str, s
     reports. `shown_as` and `tampered` are what the reports say of the submission (a pull
     request's checkout). A batch job passes the artefacts hook and the worker image it
     keeps for all its submissions. Returns the result and the images score.md shows."""
-    from autograder.grading.run import grade, select_topics
+    from autograder.grading.run import SUITES, grade, select_topics
+    from autograder.isolation.image import image_config, start_image
 
-    own = artefacts is None
-    artefacts = artefacts or Artefacts(unit, select_topics(unit, options.topics), options.suite)
+    own_image, own_artefacts = image is None, artefacts is None
+    # The worker image first: its start-up (numpy, the preload list) overlaps everything below.
+    image = image or start_image(image_config(unit, "hidden" in SUITES[options.suite], options.trusted))
     try:
-        result = grade(unit, submission, options, started, image=image, observer=artefacts)
-        result.submission = shown_as or result.submission
-        result.tampered = tampered
-        images = artefacts.write(out, result, submission, command)
+        artefacts = artefacts or Artefacts(unit, select_topics(unit, options.topics), options.suite)
+        try:
+            result = grade(unit, submission, options, started, image=image, observer=artefacts)
+            result.submission = shown_as or result.submission
+            result.tampered = tampered
+            images = artefacts.write(out, result, submission, command)
+        finally:
+            if own_artefacts:
+                artefacts.close()
     finally:
-        if own:
-            artefacts.close()
+        if own_image:
+            image.close()
     reports.write_all(out, result, images, hidden_detail)
     return result, images
 

@@ -15,9 +15,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from autograder.assignment import Unit, register_package
 from autograder.grading.score import GradeResult, GraderError, score_topic
-from autograder.isolation.sandbox import IsolationError, Sandbox
+
+if TYPE_CHECKING:          # imported when grading starts: the worker image starts before numpy loads here
+    from autograder.isolation.sandbox import Sandbox
 
 SUITES = {"public": ("public",), "hidden": ("hidden",), "all": ("public", "hidden")}
 
@@ -90,6 +94,8 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
           image=None, observer=None) -> GradeResult:
     """Grade one submission. `image`: a worker image to fork the workers from (a batch
     job's); by default the Sandbox starts its own. `observer`: see `run_suites`."""
+    from autograder.isolation.sandbox import IsolationError, Sandbox
+
     started = started or time.perf_counter()
     seed = secrets.randbelow(2**31) if options.seed is None else options.seed
     topics = select_topics(unit, options.topics)

@@ -13,7 +13,8 @@ started from scratch would have loaded anyway.
     process.poll(); process.wait(timeout); process.kill()
     image.close()                          # kills whatever it forked
 
-The image's side of the protocol is `autograder.isolation.worker.image`.
+The image's side of the protocol is `autograder.isolation.worker.image`. This module
+imports no numpy: the grader starts the image before it imports anything heavy.
 """
 
 from __future__ import annotations
@@ -25,8 +26,54 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autograder.assignment import Unit
+
+# Variables a worker may inherit: the OpenBLAS ones work around wrong results on some CPUs.
+PASSED_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+@dataclass
+class Limits:
+    """A worker's limits (the unit's `limits`)."""
+
+    call_timeout_s: float = 5.0
+    import_timeout_s: float = 10.0
+    startup_timeout_s: float = 30.0
+    memory_mb: int = 1024
+    cpu_s: int = 600
+    disk_mb: int = 64
+
+
+def scrubbed_env() -> dict:
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/work", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
+    env.update({k: os.environ[k] for k in PASSED_THROUGH_ENV if k in os.environ})
+    return env
+
+
+def image_config(unit: "Unit", hidden: bool, trusted: bool) -> dict:
+    """What a worker image (and every worker forked from it) is made from: the unit, the
+    suites it serves and how strictly it must be isolated; never a submission."""
+    limits = unit.limits
+    # Untrusted code next to hidden suites must be isolated; public-only runs (a
+    # student's own machine) and trusted code run with whatever isolation there is.
+    return {"preload": list(unit.preload),
+            "unit": {"name": unit.name, "path": str(unit.path), "modules": unit.worker_modules(hidden)},
+            "limits": {"memory_mb": limits.memory_mb, "cpu_s": limits.cpu_s, "disk_mb": limits.disk_mb},
+            "isolation": "required" if hidden and not trusted else "best-effort",
+            "force_unavailable": os.environ.get("AUTOGRADER_NO_NAMESPACES") == "1"}
+
+
+def start_image(config: dict) -> "WorkerImage":
+    return WorkerImage(config, scrubbed_env(), tempfile.gettempdir())
 
 
 class ImageError(RuntimeError):

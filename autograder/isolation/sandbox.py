@@ -18,18 +18,15 @@ import tempfile
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.isolation import registry, wire
-from autograder.isolation.image import ImageError, WorkerImage
+from autograder.isolation.image import ImageError, Limits, WorkerImage, image_config, start_image  # noqa: F401
 
 if TYPE_CHECKING:
     from autograder.assignment import Unit
 
-# Variables a worker may inherit: the OpenBLAS ones work around wrong results on some CPUs.
-PASSED_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 LOG_TAIL_BYTES = 4096
 MAX_SUBMISSION_FILE_BYTES = 1 << 20
 
@@ -73,26 +70,8 @@ class StudentCrash(StudentProblem):
     pass
 
 
-@dataclass
-class Limits:
-    call_timeout_s: float = 5.0
-    import_timeout_s: float = 10.0
-    startup_timeout_s: float = 30.0
-    memory_mb: int = 1024
-    cpu_s: int = 600
-    disk_mb: int = 64
-
-
 class IsolationError(RuntimeError):
     """The worker could not be started or locked in: the grader cannot run (exit 2)."""
-
-
-def scrubbed_env() -> dict:
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/work", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
-    env.update({k: os.environ[k] for k in PASSED_THROUGH_ENV if k in os.environ})
-    return env
 
 
 def read_regular(path: Path, limit: int = MAX_SUBMISSION_FILE_BYTES) -> bytes | None:
@@ -303,23 +282,6 @@ def describe_exit(returncode) -> str:
                 "SIGXCPU": " (the CPU-time limit)"}.get(name, "")
         return f"was killed by {name}{hint}"
     return f"exited with status {returncode} (does your code call sys.exit, os._exit or quit?)"
-
-
-def image_config(unit: "Unit", hidden: bool, trusted: bool) -> dict:
-    """What a worker image (and every worker forked from it) is made from: the unit, the
-    suites it serves and how strictly it must be isolated; never a submission."""
-    limits = unit.limits
-    # Untrusted code next to hidden suites must be isolated; public-only runs (a
-    # student's own machine) and trusted code run with whatever isolation there is.
-    return {"preload": list(unit.preload),
-            "unit": {"name": unit.name, "path": str(unit.path), "modules": unit.worker_modules(hidden)},
-            "limits": {"memory_mb": limits.memory_mb, "cpu_s": limits.cpu_s, "disk_mb": limits.disk_mb},
-            "isolation": "required" if hidden and not trusted else "best-effort",
-            "force_unavailable": os.environ.get("AUTOGRADER_NO_NAMESPACES") == "1"}
-
-
-def start_image(config: dict) -> WorkerImage:
-    return WorkerImage(config, scrubbed_env(), tempfile.gettempdir())
 
 
 class Sandbox:
