@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from autograder import assignment, reports
@@ -114,22 +115,24 @@ def cmd_batch(args) -> int:
         print("autograder: --shard must be K/N with 1 <= K <= N", file=sys.stderr)
         return EXIT_GRADER
     unit = assignment.load(args.assignment)
+    plan = read_plan(args.plan, unit) if args.plan else {}
     mine = submissions(args.root)[k - 1::n]
-    config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None, "seed": args.seed}
+    config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None, "seed": args.seed,
+              "planned": bool(plan)}
     tasks: queue.Queue = queue.Queue()
     for i, sub in enumerate(mine):
-        tasks.put((i, sub))
+        tasks.put((i, sub, plan.get(sub.name)))
     rows: dict[int, dict] = {}
 
     def work() -> None:
         job = None
         while True:
             try:
-                i, sub = tasks.get_nowait()
+                i, sub, topics = tasks.get_nowait()
             except queue.Empty:
                 break
             job = job or Job(config)
-            rows[i], healthy = grade_in_job(job, sub, args.out / sub.name, args.timeout)
+            rows[i], healthy = grade_in_job(job, sub, args.out / sub.name, args.timeout, topics)
             if not healthy:
                 job.stop()
                 job = None
@@ -149,11 +152,26 @@ def cmd_batch(args) -> int:
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
 
 
-def grade_in_job(job: Job, sub: Path, out: Path, timeout: float) -> tuple[dict, bool]:
+def read_plan(path: Path, unit) -> dict[str, list[str]]:
+    """The --plan file: {submission folder name: [topic id, ...]}, checked against the unit."""
+    from autograder.grading.score import GraderError
+
+    try:
+        plan = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise GraderError(f"cannot read the plan {path}: {exc}") from None
+    known = {t.id for t in unit.topics}
+    if not isinstance(plan, dict) or not all(isinstance(v, list) and v and set(v) <= known for v in plan.values()):
+        raise GraderError(f"the plan {path} must map submission folder names to non-empty lists of topic ids "
+                          f"(the assignment has {sorted(known)})")
+    return plan
+
+
+def grade_in_job(job: Job, sub: Path, out: Path, timeout: float, topics: list[str] | None = None) -> tuple[dict, bool]:
     """(class.csv row, whether the job can take another submission)."""
     row = {"submission": sub.name, "earned": "", "possible": "", "status": "grader_error", "detail": ""}
     try:
-        reply = job.grade({"submission": str(sub), "out": str(out)}, timeout)
+        reply = job.grade({"submission": str(sub), "out": str(out), "topics": topics}, timeout)
     except JobTimedOut:
         return dict(row, status="timeout", detail=f"grading took longer than {timeout:g} s"), False
     except JobDied as died:
@@ -194,7 +212,8 @@ def job_main(config: dict) -> None:
     options = Options(config["suite"], topics, config["seed"], trusted=False)
     image_for = image_config(unit, hidden="hidden" in SUITES[options.suite], trusted=False)
     image = start_image(image_for)
-    artefacts = Artefacts(unit, select_topics(unit, topics), options.suite)
+    # With a plan, any topic may come: the hook is made for all of them.
+    artefacts = Artefacts(unit, select_topics(unit, None if config.get("planned") else topics), options.suite)
     try:
         for line in sys.stdin:
             task = json.loads(line)
@@ -214,6 +233,8 @@ def grade_task(unit, options, task: dict, artefacts, image) -> dict:
     from autograder.grading.score import GraderError
 
     sub, out = Path(task["submission"]), Path(task["out"])
+    if task.get("topics"):
+        options = replace(options, topics=tuple(task["topics"]))
     command = f"python -m autograder grade {sub} --out {out} --assignment {unit.name} --suite {options.suite}"
     command += "".join(f" --topic {t}" for t in options.topics or ())
     command += f" --seed {options.seed}" if options.seed is not None else ""

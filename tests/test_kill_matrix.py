@@ -2,8 +2,8 @@
 alternatives (tests/mutants/<topic>.yaml, format in docs/AUTHORING.md).
 
 Mutants are graded on the topic they break, alternatives on every topic (another topic may
-call the function they replace, as the lab calls bptt). Each group is one real
-`python -m autograder batch` run, so this exercises the class-grading path too.
+call the function they replace, as the lab calls bptt), all in one real
+`python -m autograder batch --plan` run, so this exercises the class-grading path too.
 """
 
 from __future__ import annotations
@@ -23,30 +23,28 @@ CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """(kind, name) -> score.json. Mutants are graded on their own topic (one batch run per
-    topic); alternatives on every topic (one batch run), since another topic may call them."""
-    scores = {}
-
-    def batch(root, *topic_args):
-        out = tmp_path_factory.mktemp("reports")
-        proc = run_grader("batch", root, "--out", out, "--jobs", "2", *topic_args, "--seed", "20261129", timeout=900)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        for d in out.iterdir():
-            if d.is_dir():
-                kind, name = d.name.split("-", 1)
-                scores[kind, name] = json.loads((d / "score.json").read_text())
-
-    alternatives = tmp_path_factory.mktemp("alternatives")
+    """(kind, name) -> score.json, from one batch run: mutants graded on the topic they
+    break (its --plan), alternatives on every topic, since another topic may call them."""
+    root, plan = tmp_path_factory.mktemp("class"), {}
     for topic, spec in MATRIX.items():
-        root = tmp_path_factory.mktemp(f"mutants-{topic}")
         module = f"{UNIT.topic(topic).module}.py"
         for m in spec.get("mutants", []):
             make_submission(root / f"mutant-{m['name']}", replace={module: [tuple(e) for e in m["replace"]]})
-        batch(root, "--topic", topic)
+            plan[f"mutant-{m['name']}"] = [topic]
         for a in spec.get("alternatives", []):
-            sub = make_submission(alternatives / f"alternative-{a['name']}")
+            sub = make_submission(root / f"alternative-{a['name']}")
             shutil.copyfile(REPO / a["file"], sub / module)
-    batch(alternatives)
+    plan_file = tmp_path_factory.mktemp("plan") / "plan.json"
+    plan_file.write_text(json.dumps(plan))
+    out = tmp_path_factory.mktemp("reports")
+    proc = run_grader("batch", root, "--out", out, "--jobs", "2", "--plan", plan_file, "--seed", "20261129", timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    scores = {}
+    for d in out.iterdir():
+        if d.is_dir():
+            kind, name = d.name.split("-", 1)
+            scores[kind, name] = json.loads((d / "score.json").read_text())
+    assert len(scores) == len(CASES), f"graded {len(scores)} of {len(CASES)} submissions"
     return scores
 
 
