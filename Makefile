@@ -39,10 +39,9 @@ $(VENV)/.installed-dev: pyproject.toml | venv
 grade: $(VENV)/.installed-base
 	$(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
 
-# --dist loadgroup: tests spread over the processes one by one, except those sharing an
-# expensive fixture (marked xdist_group), which stay together.
+# On TEST_JOBS processes; tests/conftest.py decides which tests must share one.
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest tests -q -n $(TEST_JOBS) --dist loadgroup -m "not sweep"
+	$(PY) -m pytest tests -q -n $(TEST_JOBS) -m "not sweep"
 
 sweep: $(VENV)/.installed-dev
 	$(PY) -m pytest tests -q -m sweep
