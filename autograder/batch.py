@@ -169,7 +169,7 @@ def read_plan(path: Path, unit) -> dict[str, list[str]]:
 
 def grade_in_job(job: Job, sub: Path, out: Path, timeout: float, topics: list[str] | None = None) -> tuple[dict, bool]:
     """(class.csv row, whether the job can take another submission)."""
-    row = {"submission": sub.name, "earned": "", "possible": "", "status": "grader_error", "detail": ""}
+    row = {"submission": sub.name, "earned": "", "possible": "", "status": "grader_error", "seed": "", "detail": ""}
     try:
         reply = job.grade({"submission": str(sub), "out": str(out), "topics": topics}, timeout)
     except JobTimedOut:
@@ -178,13 +178,13 @@ def grade_in_job(job: Job, sub: Path, out: Path, timeout: float, topics: list[st
         return dict(row, detail=f"the grading process stopped: {died}"), False
     if reply.get("status") != "graded":
         return dict(row, detail=str(reply.get("detail", ""))[-300:]), True
-    row.update(earned=reply["earned"], possible=reply["possible"], status="graded")
+    row.update(earned=reply["earned"], possible=reply["possible"], status="graded", seed=reply["seed"])
     row.update(reply["topics"])
     return row, True
 
 
 def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int) -> str:
-    fields = ["submission", "earned", "possible", "status"]
+    fields = ["submission", "earned", "possible", "status", "seed"]
     fields += [t.id for t in unit.topics if any(t.id in r for r in rows)] + ["detail"]
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields)
@@ -245,7 +245,7 @@ def grade_task(unit, options, task: dict, artefacts, image) -> dict:
         return {"status": "grader_error", "detail": str(exc)}
     except Exception:  # noqa: BLE001 - the grader's fault; this submission's row says so
         return {"status": "grader_error", "detail": traceback.format_exc()[-300:]}
-    return {"status": "graded", "earned": result.earned, "possible": result.possible,
+    return {"status": "graded", "earned": result.earned, "possible": result.possible, "seed": result.seed,
             "topics": {t.id: t.earned for t in result.topics}}
 
 

@@ -37,7 +37,9 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--suite", choices=["public", "hidden", "all"], default="all")
         cmd.add_argument("--topic", action="append", dest="topics", metavar="ID",
                          help="grade only this topic (repeatable)")
-        cmd.add_argument("--seed", type=int, default=None, help="replay a run's random inputs (default: fresh)")
+        cmd.add_argument("--seed", type=int, default=None,
+                         help="replay a run's random inputs (default: a seed derived from the submission's files, "
+                              "so the same files always get the same inputs)")
     g.add_argument("--out", type=Path, default=Path("reports"), help="report folder (default: reports)")
     g.add_argument("--fail-under", type=float, default=None, metavar="PCT",
                    help="exit 1 when the score is below PCT percent")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 from autograder import assignment
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,6 +35,42 @@ def make_submission(folder: Path, base: Path = SOLUTIONS, replace: dict | None =
     for name, text in (files or {}).items():
         (folder / name).write_text(text)
     return folder
+
+
+MATRIX = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((REPO / "tests" / "mutants").glob("*.yaml"))}
+CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in spec.get("mutants", [])] + \
+        [(topic, "alternative", a["name"]) for topic, spec in MATRIX.items() for a in spec.get("alternatives", [])]
+
+
+def kill_matrix_class(root: Path) -> dict:
+    """The kill matrix as a class (tests/mutants/<topic>.yaml, format in docs/AUTHORING.md):
+    one folder per mutant (`mutant-<name>`) and per valid alternative (`alternative-<name>`).
+    Returns the batch plan: mutants are graded on the topic they break; alternatives (not in
+    the plan) on every topic, since another topic may call them (the lab calls bptt)."""
+    plan = {}
+    for topic, spec in MATRIX.items():
+        module = f"{UNIT.topic(topic).module}.py"
+        for m in spec.get("mutants", []):
+            make_submission(root / f"mutant-{m['name']}", replace={module: [tuple(e) for e in m["replace"]]})
+            plan[f"mutant-{m['name']}"] = [topic]
+        for a in spec.get("alternatives", []):
+            sub = make_submission(root / f"alternative-{a['name']}")
+            shutil.copyfile(REPO / a["file"], sub / module)
+    return plan
+
+
+def grade_class(root: Path, out: Path, plan: dict, *extra) -> dict:
+    """One `batch --plan` run over `root`; (kind, name) -> score.json of every submission."""
+    plan_file = out.parent / f"{out.name}.plan.json"
+    plan_file.write_text(json.dumps(plan))
+    proc = run_grader("batch", root, "--out", out, "--jobs", "2", "--plan", plan_file, *extra, timeout=1800)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    scores = {}
+    for d in out.iterdir():
+        if d.is_dir():
+            kind, name = d.name.split("-", 1)
+            scores[kind, name] = json.loads((d / "score.json").read_text())
+    return scores
 
 
 def run_grader(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -17,7 +17,8 @@ TEST_KEYS = ["id", "earned", "possible", "outcome", "message", "hint"]
 
 def check_schema(score):
     assert list(score)[:len(TOP_KEYS)] == TOP_KEYS and score["schema"] == "autograder.score/v1"
-    assert set(score) - set(TOP_KEYS) <= {"seed", "graded_later", "tampered"}, "additions the schema allows"
+    assert set(score) - set(TOP_KEYS) <= {"seed", "seed_from", "graded_later", "tampered"}, "additions the schema allows"
+    assert score["seed_from"] in ("files", "--seed") and isinstance(score["seed"], int)
     assert score["assignment"] == "rnn_prehistory"
     for topic in score["topics"]:
         assert list(topic) == TOPIC_KEYS

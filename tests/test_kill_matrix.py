@@ -8,42 +8,17 @@ call the function they replace, as the lab calls bptt), all in one real
 
 from __future__ import annotations
 
-import json
-import shutil
-
 import pytest
-import yaml
 
-from helpers import REPO, UNIT, make_submission, run_grader
-
-MATRIX = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((REPO / "tests" / "mutants").glob("*.yaml"))}
-CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in spec.get("mutants", [])] + \
-        [(topic, "alternative", a["name"]) for topic, spec in MATRIX.items() for a in spec.get("alternatives", [])]
+from helpers import CASES, MATRIX, UNIT, grade_class, kill_matrix_class
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """(kind, name) -> score.json, from one batch run: mutants graded on the topic they
-    break (its --plan), alternatives on every topic, since another topic may call them."""
-    root, plan = tmp_path_factory.mktemp("class"), {}
-    for topic, spec in MATRIX.items():
-        module = f"{UNIT.topic(topic).module}.py"
-        for m in spec.get("mutants", []):
-            make_submission(root / f"mutant-{m['name']}", replace={module: [tuple(e) for e in m["replace"]]})
-            plan[f"mutant-{m['name']}"] = [topic]
-        for a in spec.get("alternatives", []):
-            sub = make_submission(root / f"alternative-{a['name']}")
-            shutil.copyfile(REPO / a["file"], sub / module)
-    plan_file = tmp_path_factory.mktemp("plan") / "plan.json"
-    plan_file.write_text(json.dumps(plan))
-    out = tmp_path_factory.mktemp("reports")
-    proc = run_grader("batch", root, "--out", out, "--jobs", "2", "--plan", plan_file, "--seed", "20261129", timeout=900)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    scores = {}
-    for d in out.iterdir():
-        if d.is_dir():
-            kind, name = d.name.split("-", 1)
-            scores[kind, name] = json.loads((d / "score.json").read_text())
+    """(kind, name) -> score.json, from one batch run at the seed each submission's files give."""
+    root = tmp_path_factory.mktemp("class")
+    plan = kill_matrix_class(root)
+    scores = grade_class(root, tmp_path_factory.mktemp("reports"), plan)
     assert len(scores) == len(CASES), f"graded {len(scores)} of {len(CASES)} submissions"
     return scores
 

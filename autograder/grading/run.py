@@ -10,7 +10,6 @@ Student code only ever runs in that worker.
 
 from __future__ import annotations
 
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from autograder.assignment import Unit, register_package
 from autograder.grading.score import GradeResult, GraderError, score_topic
+from autograder.grading.seed import submission_seed
 
 if TYPE_CHECKING:          # imported when grading starts: the worker image starts before numpy loads here
     from autograder.isolation.sandbox import Sandbox
@@ -67,8 +67,11 @@ def _pytest_args(files, rootdir: Path) -> list[str]:
     # --assert=plain: the suites raise CheckFailed with their own message, so pytest's
     # assertion rewriting (an AST pass over every test module, ~0.7 s) buys nothing.
     # -c /dev/null-like: an empty inline config keeps any project's pytest settings out.
+    # --disable-plugin-autoload: no third-party plugin of the environment runs in the grader
+    # (and hypothesis's alone costs ~1 s in a development venv).
     disabled = [arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]
-    return [*map(str, files), *disabled, "--assert=plain", "--noconftest", "--import-mode=importlib",
+    return [*map(str, files), *disabled, "--disable-plugin-autoload", "--assert=plain", "--noconftest",
+            "--import-mode=importlib",
             "-o", "addopts=", "-o", "python_files=test_*.py", "--rootdir", str(rootdir), "-c", "/dev/null"]
 
 
@@ -97,7 +100,7 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     from autograder.isolation.sandbox import IsolationError, Sandbox
 
     started = started or time.perf_counter()
-    seed = secrets.randbelow(2**31) if options.seed is None else options.seed
+    seed = submission_seed(unit, submission) if options.seed is None else options.seed
     topics = select_topics(unit, options.topics)
     visibilities = SUITES[options.suite]
     with Sandbox(unit, submission, hidden="hidden" in visibilities, trusted=options.trusted, image=image) as sandbox:
@@ -116,7 +119,7 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
             raise GraderError(f"a replacement worker could not start: {sandbox.failure}")
     results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
                            probes[t.id], unit.stub_path(t.module)) for t in topics]
-    return GradeResult(assignment=unit.name, submission=str(submission), seed=seed,
+    return GradeResult(assignment=unit.name, submission=str(submission), seed=seed, seed_given=options.seed is not None,
                        duration_s=round(time.perf_counter() - started, 3), topics=results,
                        signals=dict(collector.signal_values), signals_title=unit.signals_title,
                        extras=dict(collector.extra_values), sandbox_info=sandbox_info)

@@ -76,6 +76,7 @@ class GradeResult:
     seed: int
     duration_s: float
     topics: list[TopicResult]
+    seed_given: bool = False      # True: --seed; False: derived from the submission's files
     signals: dict = field(default_factory=dict)       # metric key -> bool, recorded by the suites
     signals_title: str = "Signals"
     extras: dict = field(default_factory=dict)        # data the suites left for the unit's artefacts

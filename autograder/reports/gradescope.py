@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from autograder.grading.score import GradeResult
-from autograder.reports.markdown import tamper_note
+from autograder.reports.markdown import seed_note, tamper_note
 from autograder.reports.text import plain
 
 
@@ -18,7 +18,5 @@ def render(result: GradeResult) -> str:
                           "status": "passed" if x.passed else "failed", "output": out,
                           "visibility": "visible" if x.id.startswith("public::") else "after_published"})
     doc = {"score": result.earned, "max_score": result.possible, "execution_time": result.duration_s,
-           "tests": tests}
-    if result.tampered:
-        doc["output"] = plain(tamper_note(result))
+           "output": plain("\n".join(filter(None, [tamper_note(result), seed_note(result)]))), "tests": tests}
     return json.dumps(doc, indent=2) + "\n"

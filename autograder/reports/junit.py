@@ -11,9 +11,10 @@ from autograder.reports.text import one_line, xml_text
 def render(result: GradeResult) -> str:
     root = ET.Element("testsuites", name=f"autograder {result.assignment}",
                       tests=str(sum(len(t.tests) for t in result.topics)), time=f"{result.duration_s:.3f}")
+    properties = ET.SubElement(root, "properties")
+    ET.SubElement(properties, "property", name="seed", value=str(result.seed))
     if result.tampered:
-        ET.SubElement(ET.SubElement(root, "properties"), "property", name="tampered",
-                      value=xml_text(", ".join(result.tampered)))
+        ET.SubElement(properties, "property", name="tampered", value=xml_text(", ".join(result.tampered)))
     for t in result.topics:
         suite = ET.SubElement(root, "testsuite", name=t.id, tests=str(len(t.tests)),
                               failures=str(sum(x.outcome == "failed" for x in t.tests)),

@@ -18,6 +18,14 @@ def pct(earned: float, possible: float) -> str:
     return f"{100 * earned / possible:.0f}%" if possible else "-"
 
 
+def seed_note(result: GradeResult) -> str:
+    """Where this run's random inputs came from, in every format."""
+    if result.seed_given:
+        return f"inputs drawn with seed {result.seed}, as asked (--seed {result.seed})"
+    return (f"inputs drawn with seed {result.seed}, derived from your files: the same files always get the same "
+            f"inputs and score (replay: --seed {result.seed})")
+
+
 def tamper_note(result: GradeResult, name=str, label: str = "TAMPERED:") -> str:
     """The tampering notice of every format; `name` formats each file name (the names come
     from the instructor's manifest, not from the student)."""
@@ -66,6 +74,5 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
         lines.append("")
     for name, caption in images:
         lines += [f"![{caption}]({name})", ""]
-    lines.append(f"_graded in {result.duration_s:.2f} s; inputs drawn with seed {result.seed} "
-                 f"(replay: `--seed {result.seed}`)_")
+    lines.append(f"_graded in {result.duration_s:.2f} s; {seed_note(result)}_")
     return "\n".join(lines) + "\n"

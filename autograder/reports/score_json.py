@@ -22,6 +22,7 @@ def document(result: GradeResult) -> dict:
         "signals": dict(result.signals),
         # additions to v1 (its fields above keep their meaning)
         "seed": result.seed,
+        "seed_from": "--seed" if result.seed_given else "files",
     }
     if result.graded_later:
         doc["graded_later"] = {t.id: t.graded_later for t in result.topics if t.graded_later}

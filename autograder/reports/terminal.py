@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.grading.score import GradeResult
-from autograder.reports.markdown import STATUS_WORDS, pct, tamper_note
+from autograder.reports.markdown import STATUS_WORDS, pct, seed_note, tamper_note
 from autograder.reports.text import one_line, terminal
 
 
@@ -25,5 +25,6 @@ def table(result: GradeResult, out_dir: Path | None = None) -> str:
     if result.tampered:
         rows.append(terminal(tamper_note(result)))
     if out_dir is not None:
-        rows.append(f"details and hints: {out_dir / 'score.md'} (seed {result.seed})")
+        rows.append(f"details and hints: {out_dir / 'score.md'}")
+    rows.append(seed_note(result))
     return "\n".join(rows)

@@ -15,6 +15,7 @@ import numpy as np
 from autograder.checks import CheckFailed
 from autograder.units.rnn_prehistory.helpers.language_models import (BigramLM, NGramLM, dyadic_ngram_lm, random_ngram_lm,
                                                random_positional_lm)
+from autograder.units.rnn_prehistory.oracles import ExactSequenceScore
 
 TOL = 1e-9
 
@@ -125,11 +126,22 @@ def test_sequence_score_matches_direct_sum(beam_search, rng):
     assert beam_search.sequence_score(lm, (), lm.bos, 1.0) == 0.0, "an empty sequence scores 0.0"
 
 
-def test_greedy_is_beam_width_one(beam_search, rng):
-    for order, vocab, max_len, alpha in [(2, 4, 5, 0.0), (3, 4, 6, 0.7), (2, 6, 4, 1.0), (3, 3, 1, 0.0)]:
+def _greedy_case(rng, vocab, order, max_len, reaches_eos: bool):
+    """A random model and eos for which greedy decoding ends on eos (or runs to max_len
+    without it), as asked: every seed then checks both endings."""
+    for _ in range(200):
         lm = make_lm(rng, vocab, order, concentration=0.3)
         eos = int(rng.integers(vocab))
         tokens = greedy_decode(lm, eos, max_len)
+        if (tokens[-1] == eos) == reaches_eos:
+            return lm, eos, tokens
+    raise AssertionError("no such model")   # never: about half of all draws qualify
+
+
+def test_greedy_is_beam_width_one(beam_search, rng):
+    for order, vocab, max_len, alpha, reaches_eos in [(2, 4, 5, 0.0, False), (3, 4, 6, 0.7, True),
+                                                      (2, 6, 4, 1.0, False), (3, 3, 1, 0.0, True)]:
+        lm, eos, tokens = _greedy_case(rng, vocab, order, max_len, reaches_eos)
         compare_results(beam_search.beam_search(lm, lm.bos, eos, 1, max_len, alpha),
                         [(tokens, direct_score(lm, tokens, alpha))],
                         f"beam_search with beam_width=1 (greedy decoding, max_len={max_len})", beam_width=1)
@@ -153,9 +165,13 @@ def test_beam_matches_reference_random_models(beam_search, reference, rng):
         (3, 5, 2, 5, 0.5, 2.0), (2, 3, 5, 6, 1.0, 1.0), (2, 5, 4, 5, 0.0, 4.0), (3, 4, 4, 4, 0.8, 0.5),
     ]
     for order, vocab, width, max_len, alpha, eos_weight in configs:
-        eos = int(rng.integers(vocab))
-        lm = with_eos_weight(make_lm(rng, vocab, order, concentration=0.4), eos, eos_weight)
-        expected = reference.beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha)
+        for _ in range(200):    # with alpha > 0, a model where normalising changes the final order
+            eos = int(rng.integers(vocab))
+            lm = with_eos_weight(make_lm(rng, vocab, order, concentration=0.4), eos, eos_weight)
+            expected = reference.beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha)
+            raw = sorted(expected, key=lambda r: (-direct_score(lm, r[0]), r[0]))
+            if alpha == 0 or [t for t, _ in raw] != [t for t, _ in expected]:
+                break
         compare_results(beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha), expected,
                         f"beam_search(beam_width={width}, max_len={max_len}, alpha={alpha}) on a random "
                         f"model with {vocab} tokens", beam_width=width)
@@ -208,19 +224,26 @@ def test_beam_edge_cases(beam_search, reference, rng):
                     "beam_search when eos is the likeliest token everywhere", beam_width=3)
 
 
+def _attribute_error(beam_search):
+    """The student's attribute_error with an exact sequence_score in place of theirs: a
+    mistake in sequence_score is charged in its own tests, not again here."""
+    return beam_search.attribute_error.patched({"beam_search.sequence_score": ExactSequenceScore()})
+
+
 def test_attribute_error_strict_inequality(beam_search, rng):
+    attribute_error = _attribute_error(beam_search)
     lm = random_ngram_lm(rng, 4)
     seqs = complete_sequences(4, 0, 3)
     picks = [seqs[i] for i in rng.choice(len(seqs), size=6, replace=False)]
     for ref, hyp in zip(picks[::2], picks[1::2]):
         for a, b in ((ref, hyp), (hyp, ref)):
             want = "search" if direct_score(lm, a) > direct_score(lm, b) else "model"
-            got = beam_search.attribute_error(lm, a, b, lm.bos)
+            got = attribute_error(lm, a, b, lm.bos)
             if got != want:
                 raise CheckFailed(f"attribute_error returned {got!r}, expected {want!r}: 'search' exactly when the "
                                   "reference scores strictly higher than the hypothesis")
     same = picks[0]
-    got = beam_search.attribute_error(lm, same, same, lm.bos, 0.5)
+    got = attribute_error(lm, same, same, lm.bos, 0.5)
     assert got == "model", f"reference == hypothesis gave {got!r}: equal scores are a model error (strict >)"
     # Two different sequences with exactly equal scores (dyadic log-scores are exact).
     dy = NGramLM(np.array([[-0.5, -0.25, -0.75], [-0.5, -0.25, -0.75], [-0.25, -0.25, -0.75],
@@ -228,7 +251,7 @@ def test_attribute_error_strict_inequality(beam_search, rng):
     ref, hyp = (1, 2, 0), (2, 1, 0)     # -0.25 - 0.75 - 0.25 = -1.25 and -0.5 - 0.25 - 0.5 = -1.25
     assert direct_score(dy, ref) == direct_score(dy, hyp)
     for a, b in ((ref, hyp), (hyp, ref)):
-        got = beam_search.attribute_error(dy, a, b, dy.bos)
+        got = attribute_error(dy, a, b, dy.bos)
         assert got == "model", (f"two different sequences with exactly equal scores gave {got!r}: only a strictly "
                                 "higher reference score is a search error")
 
@@ -245,10 +268,11 @@ def test_attribute_error_uses_length_normalisation(beam_search, rng):
         if (scores[a][0] > scores[b][0]) != (scores[a][1] > scores[b][1]):
             cases.append((lm, a, b))
             break
+    attribute = _attribute_error(beam_search)
     for model, ref, hyp in cases:
         for alpha in (0.0, 1.0):
             want = "search" if direct_score(model, ref, alpha) > direct_score(model, hyp, alpha) else "model"
-            got = beam_search.attribute_error(model, ref, hyp, model.bos, alpha)
+            got = attribute(model, ref, hyp, model.bos, alpha)
             if got != want:
                 raise CheckFailed(f"attribute_error(alpha={alpha}) returned {got!r}, expected {want!r}: compare "
                                   "the scores under the beam's own objective, sequence_score(..., alpha)")

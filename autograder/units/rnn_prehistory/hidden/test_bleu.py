@@ -134,14 +134,41 @@ def test_corpus_bleu_pools_statistics(bleu):
                 "pool the counts over sentences; the reference length of 'a cat' is 2 (closest), not 3")
 
 
+def _closest_length(hyp, refs) -> int:
+    return min((len(r) for r in refs), key=lambda n: (abs(n - len(hyp)), n))
+
+
+def probing_corpus(rng, size, vocab, max_order):
+    """A random corpus that exercises, under every seed, what a length mistake changes: a
+    sentence whose two references are equally close (shorter wins), one whose closest
+    reference is not its shortest, a pooled hypothesis length below the pooled reference
+    length (BP < 1), and no order left without hypothesis n-grams (that edge has its own
+    test). Drawn again until all hold, so which mistakes it catches does not depend on the seed."""
+    words = WORDS[:vocab]
+    for _ in range(1000):
+        hyps, refs = random_corpus(rng, size, vocab)
+        n = int(rng.integers(max(4, max_order), 8))
+        tie = [str(w) for w in rng.choice(words, size=n)]
+        hyps.append(tie)
+        refs.append([tie[:-1], tie + [str(rng.choice(words))]])              # lengths n - 1 and n + 1
+        far = [str(w) for w in rng.choice(words, size=n)]
+        hyps.append(far[:-2])                                               # length n - 2: closest is n, not 2
+        refs.append([far[:2], far])
+        c = sum(len(h) for h in hyps)
+        r = sum(_closest_length(h, rs) for h, rs in zip(hyps, refs))
+        if c < r and max(len(h) for h in hyps) >= max_order:
+            return hyps, refs
+    raise AssertionError("no probing corpus found")     # never: the two probes alone make r > c likely
+
+
 def test_corpus_bleu_matches_reference_random(bleu, reference, rng):
     for vocab, size, order in [(3, 4, 4), (4, 6, 4), (5, 3, 2), (3, 8, 3)]:
-        hyps, refs = random_corpus(rng, size, vocab)
+        hyps, refs = probing_corpus(rng, size, vocab, order)
         for smooth in MODES:
             want = reference.bleu.corpus_bleu(hyps, refs, max_order=order, smooth=smooth)
             expect_bleu(bleu.corpus_bleu(hyps, refs, max_order=order, smooth=smooth), want,
                         f"corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth!r})")
-    hyp, refs = hyps[0], refs[0]
+    hyp, refs = hyps[-2], refs[-2]      # the tie probe: long enough for every order (that edge has its own test)
     for smooth in ("exp", "add-k"):
         expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth),
                     reference.bleu.sentence_bleu(hyp, refs, smooth=smooth),
