@@ -213,3 +213,19 @@ def test_random_models_properties(seed, V, k, L, width, alpha):
     assert {s for s, _ in got} == set(spec_beam(lm, eos, width, L))
     if width >= len(complete):   # the exhaustive maximum (up to rounding-level ties, see above)
         assert product_score(lm, got[0][0], alpha) >= max(product_score(lm, s, alpha) for s in complete) - 1e-12
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_hidden_suites_exact_sequence_score_stand_in_is_exact(seed):
+    """The stand-in the hidden attribute_error tests put in place of the student's
+    sequence_score (oracles.ExactSequenceScore) against products of probabilities."""
+    from autograder.units.rnn_prehistory.oracles import ExactSequenceScore
+
+    rng = np.random.default_rng(seed)
+    lm = random_ngram_lm(rng, 4, order=3)
+    exact = ExactSequenceScore()
+    for length in range(0, 6):
+        tokens = tuple(int(t) for t in rng.integers(0, 4, size=length))
+        for alpha in (0.0, 0.5, 1.0):
+            assert math.isclose(exact(lm, tokens, lm.bos, alpha), product_score(lm, tokens, alpha),
+                                rel_tol=1e-12, abs_tol=1e-12)
