@@ -69,8 +69,10 @@ def expect_not_mutated(module, what: str) -> None:
     """After a call through a StudentModule proxy: no argument array was modified in place."""
     mutated = getattr(module, "last_mutated", [])
     if mutated:
-        raise CheckFailed(f"{what} modified its input argument(s) {', '.join(mutated)} in place; "
-                          "functions must not mutate their inputs (copy first, e.g. x = x.copy())")
+        which = f"argument {mutated[0]}" if len(mutated) == 1 else f"arguments {', '.join(mutated)}"
+        raise CheckFailed(f"{what} modified its {which} in place; functions must not change their inputs "
+                          f"(work on a copy, e.g. {mutated[0]} = {mutated[0]}.copy(), or use out-of-place "
+                          "operations: a = a * s instead of a *= s)")
 
 
 def finite_differences(loss, arrays, h: float = 1e-6) -> list[np.ndarray]:

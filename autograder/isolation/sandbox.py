@@ -523,7 +523,7 @@ class StudentModule:
 
     def __init__(self, sandbox: Sandbox, name: str):
         self._sandbox, self._name = sandbox, name
-        self.last_mutated: list[str] = []   # argument positions/names the last call modified
+        self.last_mutated: list[str] = []   # names of the arguments the last call modified
 
     def __getattr__(self, name: str) -> StudentFunction:
         if name.startswith("_"):

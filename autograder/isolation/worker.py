@@ -234,6 +234,17 @@ def handle_map(req: dict):
 _MISSING = object()
 
 
+def _argument_names(fn, count: int) -> list[str]:
+    """The student's own names of the first `count` positional parameters ("dnext_c"),
+    for messages; the position where a name cannot be had."""
+    try:
+        code = fn.__code__
+        names = list(code.co_varnames[:code.co_argcount])
+    except BaseException:  # noqa: BLE001 - a callable object, or one that hides its code
+        names = []
+    return [str(names[i]) if i < len(names) else f"#{i}" for i in range(count)]
+
+
 def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_changed) -> dict:
     try:
         args = _resolve(call.get("args", []))
@@ -241,7 +252,7 @@ def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_c
     except LookupError as exc:
         return {"ok": False, "kind": "stale", "type": "LookupError", "message": str(exc)}
     snaps = [_snapshot(a) for a in args] + [_snapshot(v) for v in kwargs.values()]
-    names = [str(i) for i in range(len(args))] + list(kwargs)
+    names = _argument_names(fn, len(args)) + list(kwargs)
     try:
         result = fn(*args, **kwargs)
     except BaseException as exc:  # noqa: BLE001
