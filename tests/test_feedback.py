@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from helpers import grade, make_submission
+import re
+
+from helpers import STUBS, grade, make_submission
 
 
 def test_an_input_changed_in_place_is_named_as_the_student_named_it(tmp_path):
@@ -16,3 +18,28 @@ def test_an_input_changed_in_place_is_named_as_the_student_named_it(tmp_path):
     test = next(t for x in score["topics"] for t in x["tests"] if t["id"] == "hidden::test_gru_lstm_do_not_mutate_inputs")
     assert test["outcome"] == "failed"
     assert "lstm_step_backward modified its argument dnext_c in place" in test["message"], test["message"]
+
+
+def test_an_untouched_stub_is_one_line_per_topic(tmp_path):
+    proc, score = grade(STUBS, tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "out" / "score.md").read_text()
+    assert all(t["status"] == "not_implemented" for t in score["topics"])
+    assert not re.search(r"^- \*\*", md, re.M), "no per-test list for a topic where nothing is implemented"
+    for t in score["topics"]:
+        assert md.count(f"### `{t['id']}`") == 1, t["id"]
+    assert md.count("fill in the TODOs") == len(score["topics"])
+    assert len(md) < 4000, f"score.md of untouched stubs is {len(md)} bytes"
+
+
+def test_one_message_shared_by_many_tests_is_shown_once(tmp_path):
+    sub = make_submission(tmp_path / "sub", replace={"attention.py": [
+        ("    ### BEGIN SOLUTION\n", "    ### BEGIN SOLUTION\n    raise ValueError('shapes: mine')\n")]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "attention")
+    assert proc.returncode == 0, proc.stderr
+    (topic,) = score["topics"]
+    assert all(t["outcome"] == "error" for t in topic["tests"]) and len(topic["tests"]) > 2
+    md = (tmp_path / "out" / "score.md").read_text()
+    assert md.count("raised ValueError: shapes: mine") == 1, md
+    line = next(x for x in md.splitlines() if "raised ValueError" in x)
+    assert all(f"**{t['id']}**" in line for t in topic["tests"]), line

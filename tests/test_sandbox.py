@@ -46,6 +46,8 @@ def test_infinite_loop_costs_only_the_tests_that_call_it(tmp_path):
     assert set(failed) == CALLS_RNN_FORWARD, failed
     assert all(outcome == "timeout" and "rnn_forward" in message for outcome, message in failed.values()), failed
     assert bptt_topic(score)["status"] == "graded"
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("bptt "))
+    assert row.endswith(f"graded, {len(CALLS_RNN_FORWARD)} tests timed out"), row    # not a plain "graded"
 
 
 def test_os_exit_in_a_function_costs_only_that_test(tmp_path):

@@ -36,6 +36,15 @@ def tamper_note(result: GradeResult, name=str, label: str = "TAMPERED:") -> str:
             "The score was computed with the original files.")
 
 
+def same_message(tests) -> list[list]:
+    """Failed tests grouped by outcome and message, in order: a message that many tests
+    share (a syntax error, a missing function) is shown once, with the tests it covers."""
+    groups: dict[tuple[str, str], list] = {}
+    for x in tests:
+        groups.setdefault((x.outcome, x.message), []).append(x)
+    return list(groups.values())
+
+
 def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
     lines = [f"## Autograder: {result.assignment} — {result.earned:g} / {result.possible:g} "
              f"({pct(result.earned, result.possible)})", ""]
@@ -60,10 +69,16 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
         if t.message:
             lines += ["", f"> {markdown(t.message)}"]
         lines.append("")
-        for x in shown:
-            lines.append(f"- **{x.id}** ({x.outcome}, 0 / {x.possible:g}): {markdown(x.message)}")
-            if x.hint and (hidden_detail == "hints" or not x.id.startswith("hidden::")):
-                lines.append(f"  - hint: {one_line(x.hint)}")
+        if t.status != "graded":      # nothing ran (not implemented, does not import, ...): the line above says why
+            continue
+        for group in same_message(shown):
+            x = group[0]
+            names = ", ".join(f"**{g.id}**" for g in group)
+            points = sum(g.possible for g in group)
+            lines.append(f"- {names} ({x.outcome}, 0 / {points:g}): {markdown(x.message)}")
+            hints = list(dict.fromkeys(g.hint for g in group if g.hint and (hidden_detail == "hints"
+                                                                              or not g.id.startswith("hidden::"))))
+            lines += [f"  - hint: {one_line(h)}" for h in hints]
         if summary:
             earned, possible = sum(x.earned for x in summary), sum(x.possible for x in summary)
             lines.append(f"- hidden tests: {earned:g} / {possible:g}")

@@ -9,12 +9,18 @@ from autograder.reports.markdown import STATUS_WORDS, pct, seed_note, tamper_not
 from autograder.reports.text import one_line, terminal
 
 
+def stopped(topic) -> str:
+    """", 2 tests timed out": what a graded topic's score alone does not say."""
+    n = sum(x.outcome == "timeout" for x in topic.tests)
+    return f", {n} test{'s' if n > 1 else ''} timed out" if topic.status == "graded" and n else ""
+
+
 def table(result: GradeResult, out_dir: Path | None = None) -> str:
     width = max([len(t.id) for t in result.topics] + [5])
     rows = [f"{'topic':<{width}}  {'score':>13}  status", f"{'-' * width}  {'-' * 13}  {'-' * 16}"]
     for t in result.topics:
         pts = f"{t.earned:g} / {t.possible:g}"
-        rows.append(f"{t.id:<{width}}  {pts:>13}  {STATUS_WORDS[t.status]}")
+        rows.append(f"{t.id:<{width}}  {pts:>13}  {STATUS_WORDS[t.status]}{stopped(t)}")
         if t.message:
             rows.append(f"{'':<{width}}  {'':>13}  -> {one_line(terminal(t.message), 400)}")
     total = f"{result.earned:g} / {result.possible:g}"
