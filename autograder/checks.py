@@ -10,7 +10,15 @@ import numpy as np
 
 
 class CheckFailed(AssertionError):
-    """A wrong answer (outcome "failed"); its message is shown to the student."""
+    """A wrong answer (outcome "failed"); its message is shown to the student.
+
+    `kind` says what was wrong, so the report can choose the hint: "value" (a wrong number:
+    the rubric's misconception hint applies) or "shape" (a wrong type, shape or structure:
+    the values were not even compared, and a hint about the math would mislead)."""
+
+    def __init__(self, message: str = "", kind: str = "value"):
+        super().__init__(message)
+        self.kind = kind
 
 
 def rel_error(a, b) -> float:
@@ -32,11 +40,11 @@ def norm_rel_error(a, b) -> float:
 def expect_array(value, shape: tuple, what: str) -> np.ndarray:
     """`value` must be a finite-or-not numeric ndarray of exactly `shape`."""
     if not isinstance(value, np.ndarray):
-        raise CheckFailed(f"{what} should be a numpy array of shape {shape}, got {type(value).__name__}")
+        raise CheckFailed(f"{what} should be a numpy array of shape {shape}, got {type(value).__name__}", "shape")
     if value.shape != tuple(shape):
-        raise CheckFailed(f"{what} has shape {value.shape}, expected {tuple(shape)}")
+        raise CheckFailed(f"{what} has shape {value.shape}, expected {tuple(shape)}", "shape")
     if value.dtype.kind not in "fiub":
-        raise CheckFailed(f"{what} has dtype {value.dtype}, expected a real float array")
+        raise CheckFailed(f"{what} has dtype {value.dtype}, expected a real float array", "shape")
     return value
 
 
@@ -44,7 +52,7 @@ def expect_tuple(value, length: int, what: str) -> tuple:
     if not isinstance(value, (tuple, list)) or len(value) != length:
         got = f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) \
             else type(value).__name__
-        raise CheckFailed(f"{what} should return a tuple of {length} values, got {got}")
+        raise CheckFailed(f"{what} should return a tuple of {length} values, got {got}", "shape")
     return tuple(value)
 
 

@@ -43,3 +43,35 @@ def test_one_message_shared_by_many_tests_is_shown_once(tmp_path):
     assert md.count("raised ValueError: shapes: mine") == 1, md
     line = next(x for x in md.splitlines() if "raised ValueError" in x)
     assert all(f"**{t['id']}**" in line for t in topic["tests"]), line
+
+
+def _failed(score):
+    return [t for x in score["topics"] for t in x["tests"] if t["outcome"] != "passed"]
+
+
+def test_a_crash_gets_a_hint_about_the_crash_not_the_math(tmp_path):
+    """Python 2's / in a slice index: every attention test errors, and the hint says // (the
+    rubric's hints are about softmax and masking, which the code never reached)."""
+    from helpers import UNIT
+
+    sub = make_submission(tmp_path / "sub", replace={"attention.py": [
+        ("    ### BEGIN SOLUTION\n", "    ### BEGIN SOLUTION\n    half = H[:, : H.shape[1] / 2]\n")]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "attention")
+    assert proc.returncode == 0, proc.stderr
+    failed = _failed(score)
+    rubric_hints = {t.hint for t in UNIT.rubric.topic("attention").tests}
+    assert failed and all(t["outcome"] == "error" for t in failed)
+    assert all("use a // b for integer division" in t["hint"] for t in failed), [t["hint"] for t in failed]
+    assert not any(t["hint"] in rubric_hints for t in failed)
+
+
+def test_a_shape_error_gets_a_hint_about_shapes(tmp_path):
+    """rnn_step_forward returning next_h flattened: the tests that check it fail on the shape,
+    and the hint is about shapes (not about tanh or the recurrence)."""
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [
+        ("    return next_h, cache\n", "    return next_h.reshape(-1), cache\n")]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    assert proc.returncode == 0, proc.stderr
+    shaped = [t for t in _failed(score) if "has shape" in t["message"]]
+    assert shaped, _failed(score)
+    assert all(t["hint"].startswith("The result has the wrong type, shape or structure") for t in shaped), shaped

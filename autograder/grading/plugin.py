@@ -32,19 +32,23 @@ from autograder.isolation.sandbox import NotImplementedYet, Sandbox, StudentModu
 MAX_MESSAGE_CHARS = 1200
 
 
-def classify(excinfo) -> tuple[str, str, str | None]:
-    """(outcome, student-facing message, "module.function" if it was the stub's NotImplementedError)."""
+def classify(excinfo) -> tuple[str, str, str | None, str]:
+    """(outcome, student-facing message, "module.function" if it was the stub's
+    NotImplementedError, failure kind). The kind chooses the hint (grading/score.py):
+    "value" | "shape" | "exception" | "timeout" | "not_implemented"."""
     exc = excinfo.value
+    if isinstance(exc, NotImplementedYet):
+        return exc.outcome, exc.message, exc.function, "not_implemented"
     if isinstance(exc, StudentProblem):
-        return exc.outcome, exc.message, exc.function if isinstance(exc, NotImplementedYet) else None
+        return exc.outcome, exc.message, None, "timeout" if exc.outcome == "timeout" else "exception"
     if isinstance(exc, AssertionError):
         text = str(exc)
         if not isinstance(exc, CheckFailed):
             # pytest's rewritten assert: "message\nassert <introspection>"; keep the message.
             text = text.split("\nassert ")[0] if "\nassert " in text else text
-        return "failed", text.strip() or "a check failed", None
+        return "failed", text.strip() or "a check failed", None, getattr(exc, "kind", "value")
     return "error", (f"the grader could not check this result ({type(exc).__name__}: {exc}); "
-                     "check the types and shapes your function returns"), None
+                     "check the types and shapes your function returns"), None, "shape"
 
 
 class ReferenceModules:
@@ -119,9 +123,9 @@ class Collector:
         if call.when == "call" or (call.when == "setup" and failed):
             rec.instances += 1
             if failed:
-                kind, message, not_impl = classify(call.excinfo)
+                outcome, message, not_impl, kind = classify(call.excinfo)
                 if rec.outcome == "passed":   # the first failing instance explains the test
-                    rec.outcome, rec.message = kind, message[:MAX_MESSAGE_CHARS]
+                    rec.outcome, rec.message, rec.kind = outcome, message[:MAX_MESSAGE_CHARS], kind
                     rec.not_implemented = not_impl
                 elif not_impl is None:
                     rec.not_implemented = None

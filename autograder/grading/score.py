@@ -30,6 +30,39 @@ class TestRecord:
     not_implemented: str | None = None  # "module.function" when every failure was the stub's NotImplementedError
     instances: int = 0
     duration_s: float = 0.0
+    kind: str = "value"                # how the first failing instance failed (plugin.classify)
+
+
+# The hint of a test that did not fail on a value: the rubric's hint diagnoses a wrong
+# number, and would blame the math for a crash or a shape.
+KIND_HINTS = {
+    "shape": "The result has the wrong type, shape or structure, so its values were not compared yet: check "
+             "every returned value against the function's docstring (batch dimensions stay, e.g. (1, H) when "
+             "N = 1, never (H,)).",
+    "exception": "Your code raised an exception before any value could be checked: fix the line the message "
+                 "names first.",
+    "timeout": "The call did not finish within the time limit: look for a loop that never ends, or far too "
+               "much work per call.",
+}
+EXCEPTION_HINTS = (   # (text in the message, hint): the commonest crashes, said precisely
+    (("slice indices must be integers", "cannot be interpreted as an integer", "only integers, slices"),
+     "An index or a size is a float: in Python 3, a / b is always a float; use a // b for integer division."),
+    (("could not be broadcast", "not aligned", "matmul: Input operand", "mismatch in its core dimension"),
+     "Two arrays of incompatible shapes met on the line named: compare their shapes with the docstring's "
+     "(which axis is the batch, which is time, which is the feature)."),
+)
+
+
+def hint_for(rec: "TestRecord", rubric_hint: str) -> str:
+    """The rubric's misconception hint for a wrong value; for any other failure, a hint
+    about what actually happened."""
+    if rec.kind == "value":
+        return rubric_hint
+    if rec.kind == "exception":
+        for needles, hint in EXCEPTION_HINTS:
+            if any(n in rec.message for n in needles):
+                return hint
+    return KIND_HINTS.get(rec.kind, rubric_hint)
 
 
 @dataclass
@@ -114,7 +147,7 @@ def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, pr
                               f"{rt.visibility} test_{topic.id}.py?")
         passed = rec.outcome == "passed"
         tests.append(TestOutcome(rt.id, rt.points if passed else 0.0, rt.points, rec.outcome, rec.message,
-                                 "" if passed else rt.hint, rec.not_implemented, rec.duration_s))
+                                 "" if passed else hint_for(rec, rt.hint), rec.not_implemented, rec.duration_s))
     if status == "graded" and tests and all(t.not_implemented for t in tests):
         status = "not_implemented"
         message = f"nothing in {module}.py is implemented yet: fill in the TODOs in {stub_path}"
