@@ -31,17 +31,18 @@ def test_rnn_step_forward_matches_reference(bptt, reference, rng):
 
 
 def test_rnn_step_backward_matches_finite_differences(bptt, reference, rng):
-    x, prev_h = rng.normal(size=(3, 4)), rng.normal(size=(3, 5))
-    Wx, Wh, b = rng.normal(size=(4, 5)) * 0.5, rng.normal(size=(5, 5)) * 0.5, rng.normal(size=5) * 0.1
-    dnext = rng.normal(size=(3, 5))
-    _, cache = bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)
-    grads = expect_tuple(bptt.rnn_step_backward(dnext, cache), 5, "rnn_step_backward")
+    for N in (3, 1):          # a batch of one keeps its axis: (1, H), never (H,)
+        x, prev_h = rng.normal(size=(N, 4)), rng.normal(size=(N, 5))
+        Wx, Wh, b = rng.normal(size=(4, 5)) * 0.5, rng.normal(size=(5, 5)) * 0.5, rng.normal(size=5) * 0.1
+        dnext = rng.normal(size=(N, 5))
+        _, cache = bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)
+        grads = expect_tuple(bptt.rnn_step_backward(dnext, cache), 5, "rnn_step_backward")
 
-    def loss():
-        return float(np.sum(dnext * reference.bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)[0]))
+        def loss():
+            return float(np.sum(dnext * reference.bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)[0]))
 
-    numeric = finite_differences(loss, [x, prev_h, Wx, Wh, b])
-    expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"], "rnn_step_backward")
+        numeric = finite_differences(loss, [x, prev_h, Wx, Wh, b])
+        expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"], f"rnn_step_backward with N={N}")
 
 
 def test_rnn_forward_matches_reference(bptt, reference, rng):
@@ -58,13 +59,14 @@ def _full_loss(reference, dh, x, h0, Wx, Wh, b):
 
 
 def test_rnn_backward_matches_finite_differences(bptt, reference, rng):
-    x, h0, Wx, Wh, b = rnn_params(rng)
-    dh = rng.normal(size=(3, 5, 6))
-    _, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
-    grads = expect_tuple(bptt.rnn_backward(dh, cache), 5, "rnn_backward")
-    numeric = finite_differences(_full_loss(reference, dh, x, h0, Wx, Wh, b), [x, h0, Wx, Wh, b])
-    expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"], "rnn_backward",
-                     "the gradient reaching h_t is dh[:, t] plus what flows back from step t+1")
+    for N, T in [(3, 5), (1, 4), (2, 1)]:      # and the edges: a batch of one, a sequence of one step
+        x, h0, Wx, Wh, b = rnn_params(rng, N=N, T=T)
+        dh = rng.normal(size=(N, T, 6))
+        _, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
+        grads = expect_tuple(bptt.rnn_backward(dh, cache), 5, "rnn_backward")
+        numeric = finite_differences(_full_loss(reference, dh, x, h0, Wx, Wh, b), [x, h0, Wx, Wh, b])
+        expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"], f"rnn_backward with N={N}, T={T}",
+                         "the gradient reaching h_t is dh[:, t] plus what flows back from step t+1")
 
 
 def test_rnn_backward_accumulates_over_time(bptt, reference, rng):
