@@ -218,6 +218,7 @@ def job_main(config: dict) -> None:
         for line in sys.stdin:
             task = json.loads(line)
             if image.proc.poll() is not None:        # never expected; a new image, not a dead class
+                image.close()
                 image = start_image(image_for)
             answers.write(json.dumps(grade_task(unit, options, task, artefacts, image)) + "\n")
     except KeyboardInterrupt:          # SIGTERM from the coordinator: the submission ran out of time

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.isolation import registry, wire
-from autograder.isolation.image import ImageError, Limits, WorkerImage, image_config, start_image  # noqa: F401
+from autograder.isolation.image import ImageError, Limits, WorkerImage, image_config, start_image
 
 if TYPE_CHECKING:
     from autograder.assignment import Unit

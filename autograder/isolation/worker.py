@@ -191,14 +191,10 @@ def handle_probe(req: dict) -> dict:
     return {"ok": True, "result": None}
 
 
-def handle_call(req: dict) -> dict:
-    """One call: {"module", "function", "args", "kwargs", "keep", "patches"}."""
-    return next(handle_map(dict(req, calls=[{"args": req.get("args", []), "kwargs": req.get("kwargs", {})}])))
-
-
 def handle_map(req: dict):
-    """The same function called on each entry of req["calls"] ({"args", "kwargs"}), one
-    reply per call, in order; the first failing call is the last one made (as a loop of
+    """The same function ({"module", "function", "keep", "patches"}) called on each entry
+    of req["calls"] ({"args", "kwargs"}; a single call is a map of one), one reply per
+    call, in order; the first failing call is the last one made (as a loop of
     single calls would stop there). Patches stay applied across the calls."""
     try:
         mod = importlib.import_module(req["module"])
@@ -271,7 +267,7 @@ def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_c
 
 
 def serve(fd_in: int, fd_out: int) -> None:
-    handlers = {"probe": handle_probe, "call": handle_call, "map": handle_map}
+    handlers = {"probe": handle_probe, "map": handle_map}
     infile = os.fdopen(fd_in, "rb", buffering=0)
     while True:
         header = _read_exact(infile, 8)
