@@ -40,7 +40,11 @@ def test_kill_matrix(graded, topic, kind, name):
                  if test["outcome"] != "passed"}
         assert not wrong, f"a valid alternative lost points: {wrong}"
         return
-    (entry,) = score["topics"]
+    entry = next(t for t in score["topics"] if t["id"] == topic)
+    for other in MATRIX[topic].get("not_charged_in", []):
+        charged = {test["id"]: test["message"] for t in score["topics"] if t["id"] == other
+                   for test in t["tests"] if test["id"].startswith("hidden::") and test["outcome"] != "passed"}
+        assert not charged, f"mutant {name} of {topic} is charged again in {other}: {charged}"
     tests = {t["id"]: t for t in entry["tests"]}
     mutant = next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)
     assert entry["earned"] < entry["possible"], f"mutant {name} got full marks"

@@ -28,15 +28,7 @@ def _points(score: dict) -> dict:
             for t in score["topics"] for test in t["tests"]}
 
 
-# Known, and owned by the next step of the lab's grading: a wrong scale_spectral_radius is
-# charged again by the lab's signal tests, and whether a signal still holds with the wrong
-# radius depends on the draw. The lab is to be graded on measuring faithfully with the
-# student's own primitives instead. strict: the day these pass, this list must go.
-CHARGED_AGAIN_BY_THE_LAB = {"radius_by_largest_singular_value", "radius_by_largest_real_part"}
-PARAMS = [pytest.param(t, k, n, id=f"{t}:{k}:{n}",
-                       marks=[pytest.mark.xfail(strict=True, reason="the lab charges a wrong radius again, "
-                                                "depending on the draw")] if n in CHARGED_AGAIN_BY_THE_LAB else [])
-          for t, k, n in CASES]
+PARAMS = [pytest.param(t, k, n, id=f"{t}:{k}:{n}") for t, k, n in CASES]
 
 
 @pytest.mark.sweep

@@ -87,3 +87,34 @@ def test_numerical_gradient_and_rel_error_agree_with_torch():
     assert err < 1e-8, err
     a, b = np.array([1.0, 0.0, 2.0]), np.array([1.0, 0.0, 1.0])
     assert bptt.rel_error(a, b) == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("N,T", [(3, 7), (1, 1)])
+def test_lab_stand_ins_match_torch(seed, N, T):
+    """oracles.RNNForward/RNNBackward, the correct bptt the lab is graded with when the
+    student's raises: the same recurrence and gradients as torch autograd."""
+    from autograder.units.rnn_prehistory.oracles import RNNBackward, RNNForward
+
+    arrays, dh = inputs(seed, N=N, T=T)
+    h_torch, g_torch = torch_grads(arrays, dh)
+    h, cache = RNNForward()(*arrays)
+    assert np.max(np.abs(h - h_torch)) < 1e-13
+    compare(RNNBackward()(dh, cache), g_torch, "RNNBackward")
+
+
+def test_lab_stand_ins_for_the_gradient_check():
+    """oracles.NumericalGradient against torch's gradient of a cubic (x restored after the
+    probes), and oracles.RelError against its formula written out element by element."""
+    from autograder.units.rnn_prehistory.oracles import NumericalGradient, RelError
+
+    rng = np.random.default_rng(7)
+    w, x = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    xt = torch.tensor(x, requires_grad=True)
+    (torch.tensor(w) * xt**3).sum().backward()
+    before = x.copy()
+    grad = NumericalGradient()(lambda v: float(np.sum(w * v**3)), x)
+    assert np.array_equal(x, before)
+    assert np.max(np.abs(grad - xt.grad.numpy())) < 1e-6
+    a, b = np.array([1.0, 0.0, -2.0]), np.array([1.5, 0.0, -2.0])
+    assert RelError()(a, b) == 0.5 / 2.5

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 from autograder.units.rnn_prehistory.lab.record import record_run
 
 SIGNALS = (
@@ -96,14 +97,47 @@ def test_clip_grad_norm_scales_all_arrays_by_one_factor(fault_injection):
         "clip_grad_norm returns a new dict and leaves its input alone"
 
 
-def test_run_fault_injection_reports_every_signal(fault_injection, report_extras):
+def _bptt_is_right(bptt) -> bool:
+    """bptt.rnn_backward's dWx, dWh, db against central differences of bptt.rnn_forward (the
+    loss sum(R * h), batches of two and of one), and bptt.numerical_gradient on a cubic."""
+    rng = np.random.default_rng(0)
+    try:
+        for n in (2, 1):
+            x, h0, R = rng.normal(size=(n, 3, 2)), rng.normal(size=(n, 3)), rng.normal(size=(n, 3, 3))
+            params = [rng.normal(size=(2, 3)), rng.normal(size=(3, 3)) / 2, rng.normal(size=3)]
+            _, cache = bptt.rnn_forward(x, h0, *params)
+            grads = bptt.rnn_backward(R.copy(), cache)[2:]
+            for k, (p, g) in enumerate(zip(params, grads)):
+                numeric = np.zeros_like(p)
+                for i in np.ndindex(p.shape):
+                    losses = []
+                    for step in (1e-6, -1e-6):
+                        probe = [q.copy() for q in params]
+                        probe[k][i] += step
+                        losses.append(float(np.sum(R * bptt.rnn_forward(x, h0, *probe)[0])))
+                    numeric[i] = (losses[0] - losses[1]) / 2e-6
+                if not np.allclose(g, numeric, rtol=1e-5, atol=1e-7):
+                    return False
+        cubic = CubicForm(np.array([1.0, -2.0]), np.array([[0.5], [1.5]]))
+        point = np.array([0.3, -0.7])
+        return bool(np.allclose(bptt.numerical_gradient(cubic, point.copy(), 1e-5), cubic.gradient(point),
+                                rtol=1e-6, atol=1e-8))
+    except Exception:  # a crash or a wrong shape: test_bptt.py says which
+        return False
+
+
+def test_run_fault_injection_reports_every_signal(fault_injection, bptt, report_extras):
     out = fault_injection.run_fault_injection(42)
     record_run(report_extras, 42, out)      # for reports/evidence.yaml and the figure
     missing = [k for k in SIGNALS + FIGURES if k not in out]
     assert not missing, f"run_fault_injection's dict lacks {missing}"
     assert all(isinstance(out[k], bool) for k in SIGNALS), "the seven signals are bools"
     assert all(isinstance(out[k], float) for k in FIGURES), "the figure keys are floats"
-    failed = [k for k in SIGNALS if not out[k]]
+    # The last two signals run through your bptt.py, whose own tests charge its mistakes:
+    # here they are asserted only when your rnn_backward and numerical_gradient pass a small check.
+    bptt_signals = ("clipping_does_not_rescue_vanishing", "bptt_matches_finite_difference")
+    expected = [k for k in SIGNALS if k not in bptt_signals or _bptt_is_right(bptt)]
+    failed = [k for k in expected if not out[k]]
     assert not failed, f"with seed 42 every signal of the lab holds; these did not: {failed}"
     assert out["rho1.5_linear_norm"] > 1e10 > out["rho1.5_tanh_norm"], \
         "at rho = 1.5 the linear chain explodes, the tanh chain does not (saturation holds it down)"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from autograder.isolation.registry import register
 
 
@@ -29,3 +31,68 @@ class ExactSequenceScore:
         for t, token in enumerate(tokens):
             total += float(log_prob_fn((bos,) + tokens[:t])[token])
         return total / len(tokens) ** alpha
+
+
+# The lab (fault_injection.run_fault_injection) calls bptt.rnn_forward and rnn_backward. When
+# the student's raise, the lab is graded with these in their place, so that an unfinished
+# bptt topic does not cost the lab's points too. They are always patched in together: the
+# cache is theirs.
+@register
+@dataclass
+class RNNForward:
+    """rnn_forward(x, h0, Wx, Wh, b) -> (h, cache): h_t = tanh(x_t Wx + h_{t-1} Wh + b), h (N, T, H)."""
+
+    def __call__(self, x, h0, Wx, Wh, b):
+        x, h0 = np.asarray(x, dtype=float), np.asarray(h0, dtype=float)
+        states = [h0]
+        for t in range(x.shape[1]):
+            states.append(np.tanh(x[:, t] @ Wx + states[-1] @ Wh + b))
+        h = np.stack(states[1:], axis=1)
+        return h, (x, h0, np.array(Wx, dtype=float), np.array(Wh, dtype=float), h)
+
+
+@register
+@dataclass
+class RNNBackward:
+    """rnn_backward(dh, cache) -> (dx, dh0, dWx, dWh, db) for RNNForward's cache."""
+
+    def __call__(self, dh, cache):
+        x, h0, Wx, Wh, h = cache
+        dx, dWx, dWh, db = np.zeros_like(x), np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[0])
+        carry = np.zeros_like(h0)
+        for t in range(x.shape[1] - 1, -1, -1):
+            da = (np.asarray(dh, dtype=float)[:, t] + carry) * (1.0 - h[:, t] ** 2)
+            prev = h[:, t - 1] if t > 0 else h0
+            dx[:, t], carry = da @ Wx.T, da @ Wh.T
+            dWx += x[:, t].T @ da
+            dWh += prev.T @ da
+            db += da.sum(axis=0)
+        return dx, carry, dWx, dWh, db
+
+
+@register
+@dataclass
+class NumericalGradient:
+    """numerical_gradient(f, x, h=1e-6): central differences, one entry at a time, x restored."""
+
+    def __call__(self, f, x, h=1e-6):
+        grad = np.zeros_like(x, dtype=float)
+        for i in np.ndindex(x.shape):
+            old = x[i]
+            x[i] = old + h
+            plus = f(x)
+            x[i] = old - h
+            minus = f(x)
+            x[i] = old
+            grad[i] = (plus - minus) / (2 * h)
+        return grad
+
+
+@register
+@dataclass
+class RelError:
+    """rel_error(a, b): max |a - b| / max(1e-8, |a| + |b|), a float."""
+
+    def __call__(self, a, b):
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b))))

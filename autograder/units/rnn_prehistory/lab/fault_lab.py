@@ -18,6 +18,8 @@ from autograder.checks import CheckFailed, expect_array, expect_tuple, finite_di
 from autograder.units.rnn_prehistory.lab.broken_primitives import (ChainWithoutActivation, ChainWithoutWeights,
                                                                     LogAbsNoCumsum, NoClip, ScaleIgnoresRho,
                                                                     ZeroRNNBackward)
+from autograder.units.rnn_prehistory.helpers.functions import CubicForm
+from autograder.units.rnn_prehistory.oracles import NumericalGradient, RelError, RNNBackward, RNNForward
 
 TOPIC = "fault_injection"
 SEED_POOL = tuple(range(1000, 1064))
@@ -190,6 +192,127 @@ class Primitives:
         self.clip_grad_norm = fault_injection.clip_grad_norm
         self.rnn_forward = bptt.rnn_forward
         self.rnn_backward = bptt.rnn_backward
+        self.numerical_gradient = bptt.numerical_gradient
+
+
+# The topic each primitive of the lab belongs to: a mistake in it is charged there.
+PRIMITIVE_TOPIC = {"log_abs_cumprod": TOPIC, "scale_spectral_radius": TOPIC, "jacobian_chain_norms": TOPIC,
+                   "clip_grad_norm": TOPIC, "rnn_forward": "bptt", "rnn_backward": "bptt",
+                   "numerical_gradient": "bptt"}
+
+# Correct stand-ins (hidden helpers, run in the worker) for the bptt functions a lab calls:
+# when the student's raise, the lab is graded with these instead (all of them at once: the
+# cache is theirs).
+BPTT_STAND_INS = {"bptt.rnn_forward": RNNForward(), "bptt.rnn_backward": RNNBackward(),
+                  "bptt.numerical_gradient": NumericalGradient(), "bptt.rel_error": RelError()}
+
+
+def _first_difference(got, want, what: str, rel: float, floor: float) -> str | None:
+    """Where `got` (the student's result) differs from `want` (the correct one), or None.
+    Tuples and dicts are compared item by item; -inf must match -inf."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or set(got) != set(want):
+            return f"{what} should be a dict with the keys {sorted(want)}"
+        return next((d for k in want if (d := _first_difference(got[k], want[k], f"{what}[{k!r}]", rel, floor))),
+                    None)
+    if isinstance(want, tuple):
+        if not isinstance(got, (tuple, list)) or len(got) != len(want):
+            return f"{what} should be a tuple of {len(want)}"
+        return next((d for i, (g, w) in enumerate(zip(got, want))
+                     if (d := _first_difference(g, w, f"{what}[{i}]", rel, floor))), None)
+    try:
+        g, w = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    except (TypeError, ValueError):
+        return f"{what} is not numeric"
+    if g.shape != w.shape:
+        return f"{what} has shape {g.shape}, expected {w.shape}"
+    scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=0.0))
+    with np.errstate(invalid="ignore"):
+        bad = ~((g == w) | (np.abs(g - w) <= rel * np.abs(w) + floor * scale))
+    if not bad.any():
+        return None
+    i = tuple(int(v) for v in np.argwhere(bad)[0])
+    return f"{what}{list(i) if i else ''} = {_fmt(float(g[i]))}, the correct value is {_fmt(float(w[i]))}"
+
+
+# How closely each primitive must agree with the correct one: relative error per entry, and a
+# floor relative to the largest entry. Chain norms span 1e-30 ... 1e19, so no floor there.
+AGREEMENT = {"log_abs_cumprod": (1e-8, 1e-12), "scale_spectral_radius": (1e-8, 1e-12),
+             "jacobian_chain_norms": (1e-6, 0.0), "clip_grad_norm": (1e-8, 1e-12),
+             "rnn_forward": (1e-8, 1e-12), "rnn_backward": (1e-6, 1e-9), "numerical_gradient": (1e-6, 1e-9)}
+
+
+class CheckedPrimitives:
+    """The student's primitives, each call compared with the correct one on the same inputs.
+
+    The experiment goes on with the student's results (the grader measures what the
+    student's functions do); `deviations` maps each primitive that returned something else,
+    or raised, to its first difference. A signal that fails can so be traced to its cause,
+    and charged in the topic that holds it (PRIMITIVE_TOPIC), not again in the lab."""
+
+    def __init__(self, student: Primitives, reference: Primitives):
+        self.deviations: dict[str, str] = {}
+        self._reference = reference
+        self._forward_inputs: dict[int, tuple] = {}   # id(student cache) -> rnn_forward's inputs
+        for name in PRIMITIVE_TOPIC:
+            setattr(self, name, _Checked(self, name, getattr(student, name)))
+
+    def _correct(self, name, args):
+        if name == "rnn_backward":
+            dh, cache = args
+            forward = self._forward_inputs.get(id(cache))
+            if forward is None:
+                return None
+            return self._reference.rnn_backward(dh, self._reference.rnn_forward(*forward)[1])
+        result = getattr(self._reference, name)(*args)
+        return result[0] if name == "rnn_forward" else result
+
+    def _compare(self, name, args, got):
+        if name == "rnn_forward" and isinstance(got, (tuple, list)) and len(got) == 2:
+            self._forward_inputs[id(got[1])] = args
+            got = got[0]
+        if name in self.deviations:
+            return
+        with np.errstate(all="ignore"):
+            want = self._correct(name, args)
+        if want is not None:
+            difference = _first_difference(got, want, f"{name}(...)", *AGREEMENT[name])
+            if difference:
+                self.deviations[name] = difference
+
+    def _failed(self, name, exc):
+        self.deviations.setdefault(name, f"{name} raised {type(exc).__name__}: "
+                                         f"{str(getattr(exc, 'message', exc))[:200]}")
+
+
+class _Checked:
+    def __init__(self, owner: CheckedPrimitives, name: str, function):
+        self._owner, self._name, self._function = owner, name, function
+
+    def __call__(self, *args):
+        try:
+            got = self._function(*args)
+        except Exception as exc:
+            self._owner._failed(self._name, exc)
+            raise
+        # In the worker, an argument changed in place changes the student's own lab (the
+        # grader's copies stay as they were): that is a deviation too.
+        mutated = getattr(getattr(self._function, "_module", None), "last_mutated", None)
+        if mutated:
+            self._owner.deviations.setdefault(self._name, f"{self._name} modified its argument "
+                                                          f"{', '.join(mutated)} in place")
+        self._owner._compare(self._name, args, got)
+        return got
+
+    def map(self, arg_lists):
+        try:
+            results = _map(self._function, arg_lists)
+        except Exception as exc:
+            self._owner._failed(self._name, exc)
+            raise
+        for args, got in zip(arg_lists, results):
+            self._owner._compare(self._name, tuple(args), got)
+        return results
 
 
 def _matrix(P, W, rho, what):
@@ -367,6 +490,13 @@ def rerun_bptt(P, seed, step=1e-6):
     for g, p, name in zip(grads, params, ("dWx", "dWh", "db")):
         expect_array(g, p.shape, f"bptt.rnn_backward's {name}")
     numeric = finite_differences_batched(losses, params, step)
+    # The student's lab may take its differences with bptt.numerical_gradient: one call on a
+    # known function lets CheckedPrimitives compare it with a correct one.
+    probe = rng.normal(size=(2, 3))
+    try:
+        P.numerical_gradient(CubicForm(rng.normal(size=(2, 3)), rng.normal(size=(3, 2))), probe, 1e-5)
+    except Exception:  # noqa: BLE001 - recorded by CheckedPrimitives; this experiment does not need it
+        pass
     g = np.concatenate([np.ravel(v) for v in grads])
     g_num = np.concatenate([v.ravel() for v in numeric])
     denom = np.linalg.norm(g) + np.linalg.norm(g_num)
@@ -394,9 +524,10 @@ def rerun_holds(key: str, result: dict) -> bool:
 
 
 # ================================================== checks of a run_fault_injection result
-def check_returned(key: str, run: dict, expect: bool) -> None:
+def check_returned(key: str, run: dict, expect: bool | None) -> None:
     """The signal `key` in a dict returned by run_fault_injection: present, a bool equal to
-    `expect`, its figures numbers that agree with it (and in RANGES when expected true)."""
+    `expect` (either, for None), its figures numbers that agree with it (and in RANGES when
+    expected true)."""
     if not isinstance(run, dict):
         raise CheckFailed(f"run_fault_injection should return a dict, got {type(run).__name__}")
     missing = [k for k in (key, *SIGNAL_FIGURES[key]) if k not in run]
@@ -415,7 +546,7 @@ def check_returned(key: str, run: dict, expect: bool) -> None:
     if run[key] != criterion:
         raise CheckFailed(f"{key} = {run[key]} does not agree with its own figures ({shown}): the signal must be "
                           "computed from the measured values with the criterion in run_fault_injection's docstring")
-    if run[key] != expect:
+    if expect is not None and run[key] != expect:
         if expect:
             raise CheckFailed(f"{key} is False ({shown}); expected True. {SIGNAL_HINTS[key]}")
         raise CheckFailed(f"{key} stayed True ({shown}) although a primitive of its experiment was replaced "
