@@ -18,6 +18,8 @@ from pathlib import Path
 
 import yaml
 
+from autograder.grading.oral_exam import OralExam
+from autograder.grading.oral_exam import load as load_oral_exam
 from autograder.grading.rubric import Rubric, SafeLoader, load_rubric
 from autograder.isolation.image import Limits
 
@@ -53,6 +55,7 @@ class Unit:
     secret: tuple[str, ...]           # paths in the unit folder never shipped to students
     rubric: Rubric
     dirs: dict[str, Path]             # reference, public_tests, hidden_tests, rubric
+    oral_exam: OralExam | None = None  # questions mapped to the tests that back them
 
     @property
     def package(self) -> str:
@@ -157,10 +160,17 @@ def load(name_or_path: str | Path | None = None) -> Unit:
     except TypeError as exc:
         raise UnitError(f"{where}: limits: {exc}") from None
     rubric = load_rubric(dirs["rubric"], [t.id for t in topics], unit=name)
+    exam = None
+    if data.get("oral_exam"):
+        try:
+            exam = load_oral_exam(path / str(data["oral_exam"]),
+                                  {t.id: {x.id for x in t.tests} for t in rubric.topics})
+        except (OSError, ValueError, yaml.YAMLError, AttributeError, KeyError) as exc:
+            raise UnitError(f"{where}: oral_exam: {exc}") from None
     return Unit(name=str(name), title=str(data.get("title", name)), path=path, topics=tuple(topics), limits=limits,
                 preload=_strings(data.get("preload"), "preload"), helpers=_strings(data.get("helpers"), "helpers"),
                 hidden_helpers=_strings(data.get("hidden_helpers"), "hidden_helpers"),
                 stubs=str(data.get("stubs", f"assignments/{name}")),
                 signals_title=str(data.get("signals_title", "Signals")),
                 artefacts=data.get("artefacts"), secret=_strings(data.get("secret"), "secret"),
-                rubric=rubric, dirs=dirs)
+                rubric=rubric, dirs=dirs, oral_exam=exam)

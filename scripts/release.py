@@ -86,6 +86,20 @@ def public_manifest(unit) -> str:
     return GENERATED + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
+def public_oral_exam(unit) -> str:
+    """The unit's oral-exam file without hidden test names: a question backed by hidden tests
+    of a topic is backed, in the student repository, by that topic (its public tests)."""
+    data = yaml.safe_load((unit.path / _oral_exam_file(unit)).read_text(encoding="utf-8"))
+    for q in data.get("questions") or []:
+        refs = [ref.split("::")[0] if "::hidden::" in ref else ref for ref in q.get("backed_by") or []]
+        q["backed_by"] = list(dict.fromkeys(refs))
+    return GENERATED + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _oral_exam_file(unit) -> str | None:
+    return yaml.safe_load((unit.path / "unit.yaml").read_text()).get("oral_exam")
+
+
 def points_table(unit) -> str:
     rows = ["   | module | topic | public points | graded later |", "   |---|---|---:|---:|"]
     for t in unit.topics:
@@ -104,9 +118,12 @@ def build_student(unit, dst: Path) -> Path:
         rel = path.relative_to(unit.path)
         if any(p in IGNORED for p in rel.parts) or _is_secret(unit, rel) or rel.parts[0] in ("public", "reference"):
             continue
-        if path.is_file() and not path.name.endswith(".pyc") and rel.parts[0] != "rubric" and rel.name != "unit.yaml":
+        if path.is_file() and not path.name.endswith(".pyc") and rel.parts[0] != "rubric" \
+                and rel.name != "unit.yaml" and str(rel) != _oral_exam_file(unit):
             _copy(path, dst / unit_rel / rel)
     (dst / unit_rel / "unit.yaml").write_text(public_manifest(unit))
+    if _oral_exam_file(unit):
+        (dst / unit_rel / _oral_exam_file(unit)).write_text(public_oral_exam(unit))
     for topic in unit.topics:
         (dst / unit_rel / "rubric").mkdir(parents=True, exist_ok=True)
         (dst / unit_rel / "rubric" / f"{topic.id}.yaml").write_text(public_rubric(unit, topic.id))

@@ -11,13 +11,14 @@ from autograder.grading.score import GradeResult
 from helpers import STUBS, UNIT, grade, make_submission, run_grader
 
 TOP_KEYS = ["schema", "assignment", "submission", "earned", "possible", "duration_s", "topics", "signals"]
-TOPIC_KEYS = ["id", "earned", "possible", "status", "tests"]
+TOPIC_KEYS = ["id", "earned", "possible", "status", "tests", "message"]   # v1, then additions
 TEST_KEYS = ["id", "earned", "possible", "outcome", "message", "hint"]
 
 
 def check_schema(score):
     assert list(score)[:len(TOP_KEYS)] == TOP_KEYS and score["schema"] == "autograder.score/v1"
-    assert set(score) - set(TOP_KEYS) <= {"seed", "seed_from", "graded_later", "tampered"}, "additions the schema allows"
+    assert set(score) - set(TOP_KEYS) <= {"seed", "seed_from", "graded_later", "tampered", "oral_exam"}, \
+        "additions the schema allows"
     assert score["seed_from"] in ("files", "--seed") and isinstance(score["seed"], int)
     assert score["assignment"] == "rnn_prehistory"
     for topic in score["topics"]:

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 
 from autograder.assignment import Unit, register_package
 from autograder.grading.score import GradeResult, GraderError, score_topic
+from autograder.grading.oral_exam import readiness
 from autograder.grading.seed import submission_seed
+from autograder.grading.todo import unfinished
 
 if TYPE_CHECKING:          # imported when grading starts: the worker image starts before numpy loads here
     from autograder.isolation.sandbox import Sandbox
@@ -118,8 +120,12 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
         if sandbox.failure is not None:
             raise GraderError(f"a replacement worker could not start: {sandbox.failure}")
     results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
-                           probes[t.id], unit.stub_path(t.module)) for t in topics]
+                           probes[t.id], unit.stub_path(t.module), unfinished(submission / f"{t.module}.py"))
+               for t in topics]
+    exam = unit.oral_exam
     return GradeResult(assignment=unit.name, submission=str(submission), seed=seed, seed_given=options.seed is not None,
                        duration_s=round(time.perf_counter() - started, 3), topics=results,
                        signals=dict(collector.signal_values), signals_title=unit.signals_title,
-                       extras=dict(collector.extra_values), sandbox_info=sandbox_info)
+                       extras=dict(collector.extra_values), sandbox_info=sandbox_info,
+                       oral_exam=readiness(exam, results) if exam else [],
+                       oral_exam_title=exam.title if exam else "")

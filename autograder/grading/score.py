@@ -115,6 +115,8 @@ class GradeResult:
     extras: dict = field(default_factory=dict)        # data the suites left for the unit's artefacts
     sandbox_info: dict = field(default_factory=dict)  # what isolation the worker applied
     tampered: list[str] | None = None   # protected files that differ from the instructor's copy (None: not checked)
+    oral_exam: list[dict] = field(default_factory=list)   # grading/oral_exam.readiness, when the unit has questions
+    oral_exam_title: str = "Oral-exam readiness"
 
     @property
     def graded_later(self) -> float:
@@ -134,8 +136,9 @@ class GradeResult:
 
 
 def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, probe: tuple[str, str],
-                stub_path: str) -> TopicResult:
-    """One topic's result from its rubric entries, the plugin's records and its import probe."""
+                stub_path: str, unfinished: list[str] = ()) -> TopicResult:
+    """One topic's result from its rubric entries, the plugin's records and its import probe.
+    `unfinished`: the module's functions that still raise NotImplementedError (grading/todo.py)."""
     status, message = probe
     tests = []
     for rt in topic.tests:
@@ -152,6 +155,8 @@ def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, pr
         status = "not_implemented"
         message = f"nothing in {module}.py is implemented yet: fill in the TODOs in {stub_path}"
     elif status == "graded":
-        todo = sorted({t.not_implemented for t in tests if t.not_implemented})
+        # Every function of the module left to do, then the other modules' ones its tests met.
+        todo = [f"{module}.{name}" for name in unfinished]
+        todo += sorted({t.not_implemented for t in tests if t.not_implemented} - set(todo))
         message = f"still raising NotImplementedError: {', '.join(todo)}" if todo else ""
     return TopicResult(topic.id, topic.title, module, status, message, tests, topic.graded_later)

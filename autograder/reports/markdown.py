@@ -45,6 +45,27 @@ def same_message(tests) -> list[list]:
     return list(groups.values())
 
 
+def oral_exam(result: GradeResult) -> list[str]:
+    """Per oral-exam question: ready, not yet (how many backing tests fail), not graded, or no
+    exercise. One line when nothing is ready yet (a fresh start needs no table of "not yet")."""
+    rows = result.oral_exam
+    if not rows:
+        return []
+    backed = [r for r in rows if r["status"] != "no exercise"]
+    if not any(r["status"] == "ready" for r in rows):
+        return [f"**{result.oral_exam_title}:** none of the {len(backed)} questions backed by this assignment's "
+                f"tests is ready yet ({len(rows) - len(backed)} have no exercise).", ""]
+    lines = [f"### {result.oral_exam_title}", "", "_ready: every test that backs the question passes, so your code "
+             "can show the answer; the explanation is still yours to give._", "",
+             "| # | question | status |", "|---:|---|---|"]
+    for r in rows:
+        status = r["status"]
+        if r["failing"]:
+            status += f" ({len(r['failing'])} of {len(r['tests'])} tests fail)"
+        lines.append(f"| {r['question']} | {one_line(r['text'])} | {status} |")
+    return lines + [""]
+
+
 def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
     lines = [f"## Autograder: {result.assignment} — {result.earned:g} / {result.possible:g} "
              f"({pct(result.earned, result.possible)})", ""]
@@ -87,6 +108,7 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
         lines += [f"### {result.signals_title}", "", "| signal | holds |", "|---|---|"]
         lines += [f"| `{k}` | {'yes' if v else 'no'} |" for k, v in result.signals.items()]
         lines.append("")
+    lines += oral_exam(result)
     for name, caption in images:
         lines += [f"![{caption}]({name})", ""]
     lines.append(f"_graded in {result.duration_s:.2f} s; {seed_note(result)}_")

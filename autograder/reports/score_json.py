@@ -17,7 +17,8 @@ def document(result: GradeResult) -> dict:
         "duration_s": result.duration_s,
         "topics": [{"id": t.id, "earned": t.earned, "possible": t.possible, "status": t.status,
                     "tests": [{"id": x.id, "earned": x.earned, "possible": x.possible, "outcome": x.outcome,
-                               "message": x.message, "hint": x.hint} for x in t.tests]}
+                               "message": x.message, "hint": x.hint} for x in t.tests],
+                    "message": t.message}   # an addition: what the status means, what is left to do
                    for t in result.topics],
         "signals": dict(result.signals),
         # additions to v1 (its fields above keep their meaning)
@@ -26,6 +27,8 @@ def document(result: GradeResult) -> dict:
     }
     if result.graded_later:
         doc["graded_later"] = {t.id: t.graded_later for t in result.topics if t.graded_later}
+    if result.oral_exam:
+        doc["oral_exam"] = [dict(row) for row in result.oral_exam]
     if result.tampered is not None:
         doc["tampered"] = list(result.tampered)
     return doc

@@ -1,0 +1,27 @@
+"""Which functions of a submitted module still raise the stub's NotImplementedError.
+
+Read from the file's syntax tree (ast.parse runs nothing), so that a report lists every
+function left to do, not only those a failing test happened to reach first."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+
+def _raises_not_implemented(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Raise) or node.exc is None:
+        return False
+    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def unfinished(module_file: Path) -> list[str]:
+    """Public top-level functions of `module_file` with a `raise NotImplementedError`, in file order."""
+    try:
+        tree = ast.parse(module_file.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    return [node.name for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_")
+            and any(_raises_not_implemented(n) for n in ast.walk(node))]
