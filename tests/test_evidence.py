@@ -75,6 +75,25 @@ def test_reference_run_fills_every_field_with_real_values(reference_score):
     assert score["signals"] == dict.fromkeys(SIGNALS, True)
 
 
+def test_the_evidence_commands_run_as_written(reference_score):
+    """From the folder the grader ran in: the grading command replays with the run's seed, and
+    the lab command prints run_fault_injection(seed) of the submission, every signal true."""
+    import os
+    import sys
+
+    score, out = reference_score
+    doc = yaml.safe_load((out / "evidence.yaml").read_text())
+    grade_cmd, lab_cmd = doc["commands"]
+    assert grade_cmd.startswith("python -m autograder grade solutions/rnn_prehistory ")
+    assert f"--seed {score['seed']}" in grade_cmd
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run(lab_cmd, shell=True, cwd=REPO, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"run_fault_injection({doc['seed']})" in lab_cmd
+    for key in SIGNALS:
+        assert f"'{key}': True" in proc.stdout, (key, proc.stdout[:500])
+
+
 def test_reference_run_draws_the_figure(reference_score):
     _, out = reference_score
     image = matplotlib.image.imread(out / "fault_injection.png")

@@ -162,16 +162,28 @@ def metric_actual(lab: LabRecord, key: str):
     return _number(returned[field])
 
 
+def evidence_commands(command: str, submission: Path, lab_seed: int, grading_seed: int | None = None,
+                      cwd: Path | None = None) -> list[str]:
+    """The template's `commands`, each runnable as written from the folder the grader ran in:
+    the grading itself (with its seed, so it replays to the same score) and the lab alone."""
+    grade = sanitise_command(command, cwd)
+    if grading_seed is not None and "--seed" not in shlex.split(grade):
+        grade += f" --seed {int(grading_seed)}"
+    folder = shlex.split(sanitise_command(shlex.quote(str(submission)), cwd))[0]
+    lab = (f"import sys; sys.path.insert(0, {folder!r}); import fault_injection; "
+           f"print(fault_injection.run_fault_injection({int(lab_seed)}))")
+    return [grade, shlex.join(["python", "-c", lab])]
+
+
 def build_evidence(lab: LabRecord, signals: dict, submission: Path, command: str,
-                   today: _dt.date | None = None) -> dict:
+                   today: _dt.date | None = None, grading_seed: int | None = None) -> dict:
     doc = template()
     seed = lab.seed
     doc["commit"] = submission_commit(Path(submission))
     doc["verified_at"] = (today or _dt.date.today()).isoformat()
     doc["environment"] = sanitised_environment()
     doc["seed"] = int(seed) if isinstance(seed, (int, np.integer)) else doc["seed"]
-    doc["commands"] = [sanitise_command(command),
-                       f"python -c 'import fault_injection; print(fault_injection.run_fault_injection({doc['seed']}))'"]
+    doc["commands"] = evidence_commands(command, Path(submission), doc["seed"], grading_seed)
     for metric in doc["metrics"]:
         metric["actual"] = metric_actual(lab, metric["name"])
     doc["artifacts"] = ["fault_injection.py", f"reports/{PLOT_FILE}", "reports/score.json", f"reports/{EVIDENCE_FILE}"]
@@ -181,11 +193,12 @@ def build_evidence(lab: LabRecord, signals: dict, submission: Path, command: str
     return doc
 
 
-def write_evidence(out_dir: Path, lab: LabRecord, signals: dict, submission: Path, command: str) -> Path:
+def write_evidence(out_dir: Path, lab: LabRecord, signals: dict, submission: Path, command: str,
+                   grading_seed: int | None = None) -> Path:
     """Write <out_dir>/evidence.yaml (learn-llm.evidence.v1, filled) and return its path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = build_evidence(lab, signals, Path(submission), command)
+    doc = build_evidence(lab, signals, Path(submission), command, grading_seed=grading_seed)
     text = ("# learn-llm.evidence.v1, filled in by the autograder from this grading run\n"
             "# (the course notes' evidence template; actual = what your run_fault_injection measured).\n")
     text += yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
@@ -420,7 +433,7 @@ class Artefacts:
         if lab_record.EXTRAS_KEY not in result.extras:
             return []
         lab = lab_record.of(result.extras)
-        written = [(write_evidence(out_dir, lab, result.signals, submission, command), None)]
+        written = [(write_evidence(out_dir, lab, result.signals, submission, command, result.seed), None)]
         try:
             if self.plotter is None:
                 figure = write_fault_plot(out_dir, lab)
