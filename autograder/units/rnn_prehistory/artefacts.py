@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import io
+import json
 import math
 import os
 import platform
@@ -170,7 +171,7 @@ def evidence_commands(command: str, submission: Path, lab_seed: int, grading_see
     if grading_seed is not None and "--seed" not in shlex.split(grade):
         grade += f" --seed {int(grading_seed)}"
     folder = shlex.split(sanitise_command(shlex.quote(str(submission)), cwd))[0]
-    lab = (f"import sys; sys.path.insert(0, {folder!r}); import fault_injection; "
+    lab = (f"import sys; sys.path.insert(0, {json.dumps(folder)}); import fault_injection; "
            f"print(fault_injection.run_fault_injection({int(lab_seed)}))")
     return [grade, shlex.join(["python", "-c", lab])]
 
