@@ -11,7 +11,7 @@ SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
-.PHONY: grade test sweep stubs bench release clean help venv
+.PHONY: grade test sweep stubs bench release clean help venv i18n catalogues
 .DEFAULT_GOAL := help
 
 help:
@@ -36,20 +36,30 @@ $(VENV)/.installed-dev: pyproject.toml | venv
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $@ $(VENV)/.installed-base
 
-grade: $(VENV)/.installed-base
+# The translation catalogues, compiled at install (a stale .mo is compiled in memory anyway).
+LOCALE_PO := $(shell find autograder -path '*/LC_MESSAGES/*.po')
+catalogues: $(LOCALE_PO:.po=.mo)
+%.mo: %.po | venv
+	$(PY) -m autograder.i18n compile $<
+
+grade: $(VENV)/.installed-base catalogues
 	$(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
 
 # On TEST_JOBS processes; tests/conftest.py decides which tests must share one.
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev catalogues
 	$(PY) -m pytest tests -q -n $(TEST_JOBS) -m "not sweep"
 
-sweep: $(VENV)/.installed-dev
+sweep: $(VENV)/.installed-dev catalogues
 	$(PY) -m pytest tests -q -m sweep
+
+# Merge the student-facing text of the code into the catalogues (then translate what is new).
+i18n: $(VENV)/.installed-base
+	$(PY) scripts/i18n.py
 
 stubs: $(VENV)/.installed-base
 	$(PY) scripts/make_stubs.py --assignment $(ASSIGNMENT)
 
-bench: $(VENV)/.installed-dev
+bench: $(VENV)/.installed-dev catalogues
 	$(PY) scripts/bench.py
 
 release: $(VENV)/.installed-base

@@ -118,6 +118,7 @@ def cmd_batch(args) -> int:
     plan = read_plan(args.plan, unit) if args.plan else {}
     mine = submissions(args.root)[k - 1::n]
     config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None, "seed": args.seed,
+              "lang": args.lang,
               "planned": bool(plan)}
     tasks: queue.Queue = queue.Queue()
     for i, sub in enumerate(mine):
@@ -209,7 +210,7 @@ def job_main(config: dict) -> None:
     stop_on_sigterm()
     unit = assignment.load(config["assignment"])
     topics = tuple(config["topics"] or ()) or None
-    options = Options(config["suite"], topics, config["seed"], trusted=False)
+    options = Options(config["suite"], topics, config["seed"], trusted=False, lang=config.get("lang"))
     image_for = image_config(unit, hidden="hidden" in SUITES[options.suite], trusted=False)
     image = start_image(image_for)
     # With a plan, any topic may come: the hook is made for all of them.

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.i18n import _
+
 
 class CheckFailed(AssertionError):
     """A wrong answer (outcome "failed"); its message is shown to the student.
@@ -40,11 +42,14 @@ def norm_rel_error(a, b) -> float:
 def expect_array(value, shape: tuple, what: str) -> np.ndarray:
     """`value` must be a finite-or-not numeric ndarray of exactly `shape`."""
     if not isinstance(value, np.ndarray):
-        raise CheckFailed(f"{what} should be a numpy array of shape {shape}, got {type(value).__name__}", "shape")
+        raise CheckFailed(_("{what} should be a numpy array of shape {shape}, got {type}").format(
+            what=what, shape=shape, type=type(value).__name__), "shape")
     if value.shape != tuple(shape):
-        raise CheckFailed(f"{what} has shape {value.shape}, expected {tuple(shape)}", "shape")
+        raise CheckFailed(_("{what} has shape {got}, expected {expected}").format(
+            what=what, got=value.shape, expected=tuple(shape)), "shape")
     if value.dtype.kind not in "fiub":
-        raise CheckFailed(f"{what} has dtype {value.dtype}, expected a real float array", "shape")
+        raise CheckFailed(_("{what} has dtype {dtype}, expected a real float array").format(
+            what=what, dtype=value.dtype), "shape")
     return value
 
 
@@ -52,7 +57,8 @@ def expect_tuple(value, length: int, what: str) -> tuple:
     if not isinstance(value, (tuple, list)) or len(value) != length:
         got = f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) \
             else type(value).__name__
-        raise CheckFailed(f"{what} should return a tuple of {length} values, got {got}", "shape")
+        raise CheckFailed(_("{what} should return a tuple of {n} values, got {got}").format(
+            what=what, n=length, got=got), "shape")
     return tuple(value)
 
 
@@ -64,23 +70,25 @@ def expect_close(actual, expected, what: str, tol: float = 1e-7, hint: str = "")
         try:
             actual = float(actual)
         except (TypeError, ValueError):
-            raise CheckFailed(f"{what} should be a number, got {type(actual).__name__}") from None
+            raise CheckFailed(_("{what} should be a number, got {type}").format(
+                what=what, type=type(actual).__name__)) from None
     if not np.all(np.isfinite(actual)) and np.all(np.isfinite(expected)):
-        raise CheckFailed(f"{what} contains nan or inf")
+        raise CheckFailed(_("{what} contains nan or inf").format(what=what))
     err = rel_error(actual, expected)
     if not err <= tol:
-        raise CheckFailed(f"{what} is wrong: relative error {err:.2e} (allowed {tol:.0e})"
-                          + (f". {hint}" if hint else ""))
+        raise CheckFailed(_("{what} is wrong: relative error {error} (allowed {allowed})").format(
+            what=what, error=f"{err:.2e}", allowed=f"{tol:.0e}") + (f". {hint}" if hint else ""))
 
 
 def expect_not_mutated(module, what: str) -> None:
     """After a call through a StudentModule proxy: no argument array was modified in place."""
     mutated = getattr(module, "last_mutated", [])
     if mutated:
-        which = f"argument {mutated[0]}" if len(mutated) == 1 else f"arguments {', '.join(mutated)}"
-        raise CheckFailed(f"{what} modified its {which} in place; functions must not change their inputs "
-                          f"(work on a copy, e.g. {mutated[0]} = {mutated[0]}.copy(), or use out-of-place "
-                          "operations: a = a * s instead of a *= s)")
+        which = (_("argument {name}").format(name=mutated[0]) if len(mutated) == 1
+                 else _("arguments {names}").format(names=", ".join(mutated)))
+        raise CheckFailed(_("{what} modified its {which} in place; functions must not change their inputs (work "
+                            "on a copy, e.g. {name} = {name}.copy(), or use out-of-place operations: a = a * s "
+                            "instead of a *= s)").format(what=what, which=which, name=mutated[0]))
 
 
 def finite_differences(loss, arrays, h: float = 1e-6) -> list[np.ndarray]:
@@ -134,8 +142,9 @@ def expect_gradients(student, numeric, names, what: str, hint: str = "", tol: fl
     for g, n, name in zip(student, numeric, names):
         expect_array(g, n.shape, f"{what}: {name}")
         if not np.all(np.isfinite(g)):
-            raise CheckFailed(f"{what}: {name} contains nan or inf")
+            raise CheckFailed(_("{what}: {name} contains nan or inf").format(what=what, name=name))
         err = norm_rel_error(g, n)
         if not err < tol:
-            raise CheckFailed(f"{what}: {name} disagrees with finite differences of the exercise's forward "
-                              f"pass (relative error {err:.1e})" + (f"; {hint}" if hint else ""))
+            raise CheckFailed(_("{what}: {name} disagrees with finite differences of the exercise's forward "
+                                "pass (relative error {error})").format(what=what, name=name, error=f"{err:.1e}")
+                              + (f"; {hint}" if hint else ""))

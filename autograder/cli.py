@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--seed", type=int, default=None,
                          help="replay a run's random inputs (default: a seed derived from the submission's files, "
                               "so the same files always get the same inputs)")
+        cmd.add_argument("--lang", choices=["en", "zh"], default=None,
+                         help="language of messages, hints and reports (default: from the locale, e.g. LANG=zh_CN.UTF-8)")
     g.add_argument("--out", type=Path, default=Path("reports"), help="report folder (default: reports)")
     g.add_argument("--fail-under", type=float, default=None, metavar="PCT",
                    help="exit 1 when the score is below PCT percent")
@@ -131,7 +133,7 @@ def cmd_grade(args) -> int:
         return EXIT_GRADER
     from autograder.grading.run import Options
 
-    options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission)
+    options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission, args.lang)
     command = "python -m autograder grade " + " ".join(sys.argv[2:])
     result, _ = grade_and_report(unit, submission, args.out, options, command, started)
     if args.quiet:

@@ -81,7 +81,7 @@ def cmd_pr(args) -> int:
     with tempfile.TemporaryDirectory(prefix="autograder-pr-") as tmp:
         submission = Path(tmp) / "submission"
         copy_submission(checkout / unit.stubs, submission, unit.modules)
-        result, images = grade_and_report(unit, submission, args.out, Options("all", None, args.seed),
+        result, images = grade_and_report(unit, submission, args.out, Options("all", None, args.seed, lang=args.lang),
                                           "python -m autograder pr", started, shown_as=str(args.checkout),
                                           tampered=tampered, hidden_detail=args.hidden_detail)
     # The job summary and the comment cannot show the figure: it is in the uploaded reports.
@@ -110,3 +110,4 @@ def add_parser(sub) -> None:
                    help="what students see of hidden tests: total per topic, test names and messages, or also hints")
     p.add_argument("--fail-under", type=float, default=None, metavar="PCT")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--lang", choices=["en", "zh"], default=None, help="language of the report (default: from the locale)")

@@ -48,7 +48,7 @@ def _copy(src: Path, dst: Path) -> None:
 def _files(folder: Path):
     """Regular files below `folder` (links to folders are not followed)."""
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and not any(p in IGNORED for p in path.parts) and not path.name.endswith(".pyc"):
+        if path.is_file() and not any(p in IGNORED for p in path.parts) and not path.name.endswith((".pyc", ".mo")):
             yield path
 
 
@@ -118,7 +118,7 @@ def build_student(unit, dst: Path) -> Path:
         rel = path.relative_to(unit.path)
         if any(p in IGNORED for p in rel.parts) or _is_secret(unit, rel) or rel.parts[0] in ("public", "reference"):
             continue
-        if path.is_file() and not path.name.endswith(".pyc") and rel.parts[0] != "rubric" \
+        if path.is_file() and not path.name.endswith((".pyc", ".mo")) and rel.parts[0] != "rubric" \
                 and rel.name != "unit.yaml" and str(rel) != _oral_exam_file(unit):
             _copy(path, dst / unit_rel / rel)
     (dst / unit_rel / "unit.yaml").write_text(public_manifest(unit))

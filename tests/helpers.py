@@ -74,9 +74,13 @@ def grade_class(root: Path, out: Path, plan: dict, *extra) -> dict:
     return scores
 
 
+# The tests read English reports whatever the machine's locale (tests/test_i18n.py sets its own).
+ENGLISH = {"LANGUAGE": "en"}
+
+
 def run_grader(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+                          text=True, timeout=timeout, env={**os.environ, **ENGLISH, **(env or {})})
 
 
 def grade(submission: Path, out: Path, *extra, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:

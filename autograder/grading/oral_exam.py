@@ -38,9 +38,9 @@ def load(path: Path, rubric_tests: dict[str, set[str]]) -> OralExam:
     return OralExam(str(data.get("title", "Oral-exam readiness")), tuple(questions))
 
 
-def readiness(exam: OralExam, topics) -> list[dict]:
+def readiness(exam: OralExam, topics, lang: str = "en") -> list[dict]:
     """Per question: its status and the backing tests (ids "topic::test") that ran and failed.
-    `topics`: the TopicResults of this run."""
+    `topics`: the TopicResults of this run; `lang`: the language of the question's text."""
     outcomes = {f"{t.id}::{x.id}": x.outcome for t in topics for x in t.tests}
     by_topic = {t.id: [f"{t.id}::{x.id}" for x in t.tests] for t in topics}
     rows = []
@@ -57,6 +57,6 @@ def readiness(exam: OralExam, topics) -> list[dict]:
             status = NOT_GRADED
         else:
             status = READY
-        rows.append({"question": q.number, "text": q.text.get("en", ""), "status": status,
+        rows.append({"question": q.number, "text": q.text.get(lang) or q.text.get("en", ""), "status": status,
                      "tests": ran, "failing": failing})
     return rows

@@ -27,6 +27,7 @@ from pytest import TestReport
 
 from autograder.checks import CheckFailed
 from autograder.grading.score import TestRecord
+from autograder.i18n import _
 from autograder.isolation.sandbox import NotImplementedYet, Sandbox, StudentModule, StudentProblem
 
 MAX_MESSAGE_CHARS = 1200
@@ -46,9 +47,9 @@ def classify(excinfo) -> tuple[str, str, str | None, str]:
         if not isinstance(exc, CheckFailed):
             # pytest's rewritten assert: "message\nassert <introspection>"; keep the message.
             text = text.split("\nassert ")[0] if "\nassert " in text else text
-        return "failed", text.strip() or "a check failed", None, getattr(exc, "kind", "value")
-    return "error", (f"the grader could not check this result ({type(exc).__name__}: {exc}); "
-                     "check the types and shapes your function returns"), None, "shape"
+        return "failed", text.strip() or _("a check failed"), None, getattr(exc, "kind", "value")
+    return "error", _("the grader could not check this result ({error}); check the types and shapes your "
+                      "function returns").format(error=f"{type(exc).__name__}: {exc}"), None, "shape"
 
 
 class ReferenceModules:
@@ -91,7 +92,7 @@ class Collector:
 
     @pytest.fixture
     def rng(self, request):
-        topic, visibility, _ = self.key(request.node)
+        topic, visibility, _test = self.key(request.node)
         return np.random.default_rng([self.seed, zlib.crc32(f"{visibility}/test_{topic}.py::{request.node.name}".encode())])
 
     @pytest.fixture(scope="session")

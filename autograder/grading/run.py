@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from autograder.assignment import Unit, register_package
 from autograder.grading.score import GradeResult, GraderError, score_topic
+from autograder import i18n
 from autograder.grading.oral_exam import readiness
 from autograder.grading.seed import submission_seed
 from autograder.grading.todo import unfinished
@@ -39,6 +40,7 @@ class Options:
     topics: tuple[str, ...] | None = None
     seed: int | None = None
     trusted: bool = False      # run without isolation where none can be had (e.g. the reference)
+    lang: str | None = None    # "en" or "zh" for messages, hints and reports; None: from the locale
 
 
 def select_topics(unit: Unit, topics) -> list:
@@ -102,6 +104,7 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     from autograder.isolation.sandbox import IsolationError, Sandbox
 
     started = started or time.perf_counter()
+    lang = i18n.activate(options.lang, unit.path / "locale")
     seed = submission_seed(unit, submission) if options.seed is None else options.seed
     topics = select_topics(unit, options.topics)
     visibilities = SUITES[options.suite]
@@ -127,5 +130,5 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
                        duration_s=round(time.perf_counter() - started, 3), topics=results,
                        signals=dict(collector.signal_values), signals_title=unit.signals_title,
                        extras=dict(collector.extra_values), sandbox_info=sandbox_info,
-                       oral_exam=readiness(exam, results) if exam else [],
-                       oral_exam_title=exam.title if exam else "")
+                       oral_exam=readiness(exam, results, lang) if exam else [],
+                       oral_exam_title=exam.title if exam else "", lang=lang)

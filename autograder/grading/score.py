@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autograder.grading.rubric import RubricTopic
+from autograder.i18n import N_, _
 
 SCHEMA = "autograder.score/v1"
 STATUSES = ("graded", "not_implemented", "error", "timeout", "crashed")
@@ -36,33 +37,34 @@ class TestRecord:
 # The hint of a test that did not fail on a value: the rubric's hint diagnoses a wrong
 # number, and would blame the math for a crash or a shape.
 KIND_HINTS = {
-    "shape": "The result has the wrong type, shape or structure, so its values were not compared yet: check "
-             "every returned value against the function's docstring (batch dimensions stay, e.g. (1, H) when "
-             "N = 1, never (H,)).",
-    "exception": "Your code raised an exception before any value could be checked: fix the line the message "
-                 "names first.",
-    "timeout": "The call did not finish within the time limit: look for a loop that never ends, or far too "
-               "much work per call.",
+    "shape": N_("The result has the wrong type, shape or structure, so its values were not compared yet: check "
+                "every returned value against the function's docstring (batch dimensions stay, e.g. (1, H) when "
+                "N = 1, never (H,))."),
+    "exception": N_("Your code raised an exception before any value could be checked: fix the line the message "
+                    "names first."),
+    "timeout": N_("The call did not finish within the time limit: look for a loop that never ends, or far too "
+                  "much work per call."),
 }
 EXCEPTION_HINTS = (   # (text in the message, hint): the commonest crashes, said precisely
     (("slice indices must be integers", "cannot be interpreted as an integer", "only integers, slices"),
-     "An index or a size is a float: in Python 3, a / b is always a float; use a // b for integer division."),
+     N_("An index or a size is a float: in Python 3, a / b is always a float; use a // b for integer division.")),
     (("could not be broadcast", "not aligned", "matmul: Input operand", "mismatch in its core dimension"),
-     "Two arrays of incompatible shapes met on the line named: compare their shapes with the docstring's "
-     "(which axis is the batch, which is time, which is the feature)."),
+     N_("Two arrays of incompatible shapes met on the line named: compare their shapes with the docstring's "
+        "(which axis is the batch, which is time, which is the feature).")),
 )
 
 
 def hint_for(rec: "TestRecord", rubric_hint: str) -> str:
     """The rubric's misconception hint for a wrong value; for any other failure, a hint
-    about what actually happened."""
+    about what actually happened. In the language of the run (rubric hints are msgids of
+    the unit's catalogue)."""
     if rec.kind == "value":
-        return rubric_hint
+        return _(rubric_hint)
     if rec.kind == "exception":
         for needles, hint in EXCEPTION_HINTS:
             if any(n in rec.message for n in needles):
-                return hint
-    return KIND_HINTS.get(rec.kind, rubric_hint)
+                return _(hint)
+    return _(KIND_HINTS.get(rec.kind, rubric_hint))
 
 
 @dataclass
@@ -117,6 +119,7 @@ class GradeResult:
     tampered: list[str] | None = None   # protected files that differ from the instructor's copy (None: not checked)
     oral_exam: list[dict] = field(default_factory=list)   # grading/oral_exam.readiness, when the unit has questions
     oral_exam_title: str = "Oral-exam readiness"
+    lang: str = "en"              # the language of messages, hints and reports
 
     @property
     def graded_later(self) -> float:
@@ -153,10 +156,11 @@ def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, pr
                                  "" if passed else hint_for(rec, rt.hint), rec.not_implemented, rec.duration_s))
     if status == "graded" and tests and all(t.not_implemented for t in tests):
         status = "not_implemented"
-        message = f"nothing in {module}.py is implemented yet: fill in the TODOs in {stub_path}"
+        message = _("nothing in {module}.py is implemented yet: fill in the TODOs in {stubs}").format(
+            module=module, stubs=stub_path)
     elif status == "graded":
         # Every function of the module left to do, then the other modules' ones its tests met.
         todo = [f"{module}.{name}" for name in unfinished]
         todo += sorted({t.not_implemented for t in tests if t.not_implemented} - set(todo))
-        message = f"still raising NotImplementedError: {', '.join(todo)}" if todo else ""
+        message = _("still raising NotImplementedError: {functions}").format(functions=", ".join(todo)) if todo else ""
     return TopicResult(topic.id, topic.title, module, status, message, tests, topic.graded_later)

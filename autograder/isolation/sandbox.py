@@ -21,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.i18n import _
 from autograder.isolation import registry, wire
 from autograder.isolation.image import ImageError, Limits, WorkerImage, image_config, start_image
 
@@ -195,7 +196,7 @@ class Worker:
             wire.write_frame(self._req_w, wire.dumps(message, objects=registry.encode))
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        for _ in range(count):
+        for _call in range(count):
             reply = self._parse(self._read_frame(deadline))
             if time.monotonic() > deadline:
                 self.kill()
@@ -233,7 +234,7 @@ class Worker:
             if left <= 0:
                 self.kill()
                 raise WorkerTimedOut()
-            ready, _, _ = select.select([self._resp_r], [], [], left)
+            ready, _w, _x = select.select([self._resp_r], [], [], left)
             if not ready:
                 continue
             chunk = os.read(self._resp_r, min(1 << 20, n - len(self._buf)))
@@ -278,10 +279,11 @@ def describe_exit(returncode) -> str:
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
-        hint = {"SIGSEGV": " (a segmentation fault)", "SIGKILL": " (killed, often for exceeding the memory or CPU limit)",
-                "SIGXCPU": " (the CPU-time limit)"}.get(name, "")
-        return f"was killed by {name}{hint}"
-    return f"exited with status {returncode} (does your code call sys.exit, os._exit or quit?)"
+        hint = {"SIGSEGV": _(" (a segmentation fault)"),
+                "SIGKILL": _(" (killed, often for exceeding the memory or CPU limit)"),
+                "SIGXCPU": _(" (the CPU-time limit)")}.get(name, "")
+        return _("was killed by {signal}{hint}").format(signal=name, hint=hint)
+    return _("exited with status {status} (does your code call sys.exit, os._exit or quit?)").format(status=returncode)
 
 
 class Sandbox:
@@ -374,12 +376,15 @@ class Sandbox:
                 raise
             except WorkerTimedOut:
                 self._discard(slot)
-                raise StudentTimeout(f"{what} did not return within {timeout:g} s (an infinite loop, or far too slow)")
+                raise StudentTimeout(_("{what} did not return within {seconds} s (an infinite loop, or far too "
+                                       "slow)").format(what=what, seconds=f"{timeout:g}"))
             except WorkerDied as died:
                 self._discard(slot)
-                detail = f"; its last output:\n{died.log_tail.strip()[-800:]}" if died.log_tail.strip() else ""
+                detail = _("; its last output:\n{output}").format(output=died.log_tail.strip()[-800:]) \
+                    if died.log_tail.strip() else ""
                 how = died.reason or describe_exit(died.returncode)
-                raise StudentCrash(f"the process running your code {how} during {what}{detail}")
+                raise StudentCrash(_("the process running your code {how} during {what}{detail}").format(
+                    how=how, what=what, detail=detail))
             self.sandbox_info = worker.sandbox_info
             yield reply
 
@@ -391,23 +396,27 @@ class Sandbox:
         file = f"{module}.py"
         try:
             reply = self._request({"op": "probe", "module": module},
-                                  self.limits.import_timeout_s, f"the import of {file}")
+                                  self.limits.import_timeout_s, _("the import of {file}").format(file=file))
         except StudentTimeout as exc:
-            status = ("timeout", f"{exc.message}: move slow work out of module level in {file}")
+            status = ("timeout", _("{problem}: move slow work out of module level in {file}").format(
+                problem=exc.message, file=file))
         except StudentCrash as exc:
-            status = ("crashed", f"{exc.message}: check the module-level code of {file}")
+            status = ("crashed", _("{problem}: check the module-level code of {file}").format(
+                problem=exc.message, file=file))
         else:
             if reply["ok"]:
                 status = ("graded", "")
             elif reply["kind"] == "missing":
-                status = ("not_implemented", f"{file} is missing from the submission: copy the stub "
-                          f"{self.unit.stub_path(module)} and fill in its TODOs")
+                status = ("not_implemented", _("{file} is missing from the submission: copy the stub {stub} and "
+                                               "fill in its TODOs").format(file=file, stub=self.unit.stub_path(module)))
             else:
-                where = f" at {reply['where']}" if reply.get("where") else ""
-                allowed = (" (exercises may import only numpy and the Python standard library)"
+                where = _(" at {where}").format(where=reply["where"]) if reply.get("where") else ""
+                allowed = (_(" (exercises may import only numpy and the Python standard library)")
                            if reply["type"] == "ModuleNotFoundError" else "")
-                status = ("error", f"{file} does not import: {reply['type']}: {reply['message']}{where}{allowed}; "
-                          f"fix this first (run `python -c \"import {module}\"` in the submission folder)")
+                status = ("error", _("{file} does not import: {error}{where}{allowed}; fix this first (run "
+                                     "`python -c \"import {module}\"` in the submission folder)").format(
+                    file=file, error=f"{reply['type']}: {reply['message']}", where=where, allowed=allowed,
+                    module=module))
         self.import_status[module] = status
         return status
 
@@ -436,8 +445,9 @@ class Sandbox:
         if status != "graded":
             raise StudentImportError(message, status)
         if what in self.timed_out:
-            raise StudentTimeout(f"{what} was not run again: an earlier call timed out after "
-                                 f"{self.timed_out[what]:g} s (an infinite loop, or far too slow)")
+            raise StudentTimeout(_("{what} was not run again: an earlier call timed out after {seconds} s (an "
+                                   "infinite loop, or far too slow)").format(
+                what=what, seconds=f"{self.timed_out[what]:g}"))
         message = {"op": "map", "module": module, "function": function,
                    "calls": [{"args": list(args), "kwargs": kwargs} for args, kwargs in calls],
                    "keep": list(self.unit.kept_outputs(module, function)), "patches": patches or {}}
@@ -454,34 +464,40 @@ class Sandbox:
                 raise self._problem(module, function, reply)
             return wire.from_plain(reply["result"]), list(map(str, reply.get("mutated", [])))
         except (wire.WireError, KeyError, TypeError, ValueError, RecursionError) as exc:
-            raise StudentCodeError(f"{module}.{function}() sent back data the grader cannot read ({exc}); "
-                                   "return numpy arrays, numbers, tuples, lists or dicts") from None
+            raise StudentCodeError(_("{function}() sent back data the grader cannot read ({error}); return numpy "
+                                     "arrays, numbers, tuples, lists or dicts").format(
+                function=f"{module}.{function}", error=exc)) from None
 
     def _problem(self, module: str, function: str, reply: dict) -> StudentProblem:
         kind, etype, msg = reply["kind"], reply["type"], reply["message"]
         where = reply.get("where", "")
-        at = f" (at {where})" if where else ""
+        at = _(" (at {where})").format(where=where) if where else ""
         if kind == "exception" and etype == "NotImplementedError":
             # "where" is "file.py:line in function": the stub that raised may be another
             # module's, called by this function (the lab calls bptt.py).
-            file, _, raiser = where.partition(" in ")
+            file, _sep, raiser = where.partition(" in ")
             file = file.rsplit(":", 1)[0]
             if file.endswith(".py") and file != f"{module}.py" and raiser:
                 stub = f"{file[:-3]}.{raiser}"
-                return NotImplementedYet(f"{module}.{function} calls {stub}, which is not implemented yet: fill in "
-                                         f"the TODO in {file} (at {where})", stub, where)
-            return NotImplementedYet(f"{module}.{function} is not implemented yet: fill in the TODO in "
-                                     f"{module}.py{at}", f"{module}.{function}", where)
+                return NotImplementedYet(_("{function} calls {stub}, which is not implemented yet: fill in the TODO "
+                                           "in {file} (at {where})").format(function=f"{module}.{function}",
+                                                                            stub=stub, file=file, where=where),
+                                         stub, where)
+            return NotImplementedYet(_("{function} is not implemented yet: fill in the TODO in {file}{at}").format(
+                function=f"{module}.{function}", file=f"{module}.py", at=at), f"{module}.{function}", where)
         if kind == "missing_function":
-            return StudentCodeError(f"{msg}: restore it from the stub {self.unit.stub_path(module)}",
-                                    etype)
+            return StudentCodeError(_("{file} does not define {function}(): restore it from the stub {stub}").format(
+                file=f"{module}.py", function=function, stub=self.unit.stub_path(module)), etype)
         if kind == "import":
-            return StudentImportError(f"{module}.py failed while importing: {etype}: {msg}{at}", "error")
+            return StudentImportError(_("{file} failed while importing: {error}{at}").format(
+                file=f"{module}.py", error=f"{etype}: {msg}", at=at), "error")
         if kind == "bad_value":
-            return StudentCodeError(f"{msg}: return numpy arrays, numbers, tuples, lists or dicts", etype)
+            return StudentCodeError(_("{problem}: return numpy arrays, numbers, tuples, lists or dicts").format(
+                problem=msg), etype)
         if kind == "stale":
             return StudentCrash(f"{module}.{function}: {msg}")
-        return StudentCodeError(f"{module}.{function} raised {etype}: {msg}{at}", etype, where,
+        return StudentCodeError(_("{function} raised {error}{at}").format(
+            function=f"{module}.{function}", error=f"{etype}: {msg}", at=at), etype, where,
                                 reply.get("traceback", ""))
 
 
@@ -514,7 +530,7 @@ class StudentFunction:
         failing call raises, as in that loop."""
         calls = [(tuple(args), {}) for args in arg_lists]
         replies = self._module._sandbox.call_many(self._module._name, self._name, calls, self._patches)
-        self._module.last_mutated = list(dict.fromkeys(name for _, mutated in replies for name in mutated))
+        self._module.last_mutated = list(dict.fromkeys(name for _result, mutated in replies for name in mutated))
         return [result for result, _ in replies]
 
     def patched(self, patches: dict) -> "StudentFunction":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from autograder.grading.score import GradeResult
+from autograder.i18n import _
 from autograder.reports.markdown import seed_note, tamper_note
 from autograder.reports.text import plain
 
@@ -13,7 +14,7 @@ def render(result: GradeResult) -> str:
     tests = []
     for t in result.topics:
         for x in t.tests:
-            out = "" if x.passed else plain(x.message) + (f"\nHint: {x.hint}" if x.hint else "")
+            out = "" if x.passed else plain(x.message) + (_("\nHint: {hint}").format(hint=x.hint) if x.hint else "")
             tests.append({"name": f"{t.id} {x.id}", "score": x.earned, "max_score": x.possible,
                           "status": "passed" if x.passed else "failed", "output": out,
                           "visibility": "visible" if x.id.startswith("public::") else "after_published"})

@@ -7,10 +7,14 @@
 from __future__ import annotations
 
 from autograder.grading.score import GradeResult
+from autograder.i18n import N_, _
 from autograder.reports.text import markdown, one_line
 
-STATUS_WORDS = {"graded": "graded", "not_implemented": "not implemented", "error": "error",
-                "timeout": "timeout", "crashed": "crashed"}
+STATUS_WORDS = {"graded": N_("graded"), "not_implemented": N_("not implemented"), "error": N_("error"),
+                "timeout": N_("timeout"), "crashed": N_("crashed")}
+OUTCOME_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"), "timeout": N_("timeout")}
+READINESS_WORDS = {"ready": N_("ready"), "not yet": N_("not yet"), "not graded": N_("not graded"),
+                   "no exercise": N_("no exercise")}
 HIDDEN_DETAIL = ("hints", "tests", "total")
 
 
@@ -21,19 +25,20 @@ def pct(earned: float, possible: float) -> str:
 def seed_note(result: GradeResult) -> str:
     """Where this run's random inputs came from, in every format."""
     if result.seed_given:
-        return f"inputs drawn with seed {result.seed}, as asked (--seed {result.seed})"
-    return (f"inputs drawn with seed {result.seed}, derived from your files: the same files always get the same "
-            f"inputs and score (replay: --seed {result.seed})")
+        return _("inputs drawn with seed {seed}, as asked (--seed {seed})").format(seed=result.seed)
+    return _("inputs drawn with seed {seed}, derived from your files: the same files always get the same "
+             "inputs and score (replay: --seed {seed})").format(seed=result.seed)
 
 
-def tamper_note(result: GradeResult, name=str, label: str = "TAMPERED:") -> str:
+def tamper_note(result: GradeResult, name=str, label: str | None = None) -> str:
     """The tampering notice of every format; `name` formats each file name (the names come
     from the instructor's manifest, not from the student)."""
     if not result.tampered:
         return ""
     files = ", ".join(map(name, result.tampered[:20])) + (" …" if len(result.tampered) > 20 else "")
-    return (f"{label} {len(result.tampered)} protected file(s) differ from the instructor's copy: {files}. "
-            "The score was computed with the original files.")
+    return _("{label} {n} protected file(s) differ from the instructor's copy: {files}. "
+             "The score was computed with the original files.").format(
+        label=label or _("TAMPERED:"), n=len(result.tampered), files=files)
 
 
 def same_message(tests) -> list[list]:
@@ -53,33 +58,36 @@ def oral_exam(result: GradeResult) -> list[str]:
         return []
     backed = [r for r in rows if r["status"] != "no exercise"]
     if not any(r["status"] == "ready" for r in rows):
-        return [f"**{result.oral_exam_title}:** none of the {len(backed)} questions backed by this assignment's "
-                f"tests is ready yet ({len(rows) - len(backed)} have no exercise).", ""]
-    lines = [f"### {result.oral_exam_title}", "", "_ready: every test that backs the question passes, so your code "
-             "can show the answer; the explanation is still yours to give._", "",
-             "| # | question | status |", "|---:|---|---|"]
+        return [_("**{title}:** none of the {n} questions backed by this assignment's tests is ready yet "
+                  "({m} have no exercise).").format(title=_(result.oral_exam_title), n=len(backed),
+                                                    m=len(rows) - len(backed)), ""]
+    lines = [f"### {_(result.oral_exam_title)}", "",
+             _("_ready: every test that backs the question passes, so your code can show the answer; the "
+               "explanation is still yours to give._"), "",
+             _("| # | question | status |"), "|---:|---|---|"]
     for r in rows:
-        status = r["status"]
+        status = _(READINESS_WORDS[r["status"]])
         if r["failing"]:
-            status += f" ({len(r['failing'])} of {len(r['tests'])} tests fail)"
+            status += _(" ({n} of {m} tests fail)").format(n=len(r["failing"]), m=len(r["tests"]))
         lines.append(f"| {r['question']} | {one_line(r['text'])} | {status} |")
     return lines + [""]
 
 
 def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
-    lines = [f"## Autograder: {result.assignment} — {result.earned:g} / {result.possible:g} "
-             f"({pct(result.earned, result.possible)})", ""]
+    lines = [_("## Autograder: {assignment} — {earned} / {possible} ({pct})").format(
+        assignment=result.assignment, earned=f"{result.earned:g}", possible=f"{result.possible:g}",
+        pct=pct(result.earned, result.possible)), ""]
     if result.tampered:
-        lines += [f"> {tamper_note(result, name=lambda f: f'`{f}`', label='**TAMPERED:**')}", ""]
+        lines += [f"> {tamper_note(result, name=lambda f: f'`{f}`', label=_('**TAMPERED:**'))}", ""]
     later = result.graded_later
-    lines += ["| topic | score | status |", "|---|---:|---|"]
+    lines += [_("| topic | score | status |"), "|---|---:|---|"]
     for t in result.topics:
-        extra = f" (+{t.graded_later:g} graded later)" if t.graded_later else ""
-        lines.append(f"| `{t.id}` | {t.earned:g} / {t.possible:g}{extra} | {STATUS_WORDS[t.status]} |")
+        extra = _(" (+{points} graded later)").format(points=f"{t.graded_later:g}") if t.graded_later else ""
+        lines.append(f"| `{t.id}` | {t.earned:g} / {t.possible:g}{extra} | {_(STATUS_WORDS[t.status])} |")
     lines.append("")
     if later:
-        lines += [f"These are the public tests. Hidden tests worth {later:g} more points are graded later, "
-                  "by your instructor's grader.", ""]
+        lines += [_("These are the public tests. Hidden tests worth {points} more points are graded later, "
+                    "by your instructor's grader.").format(points=f"{later:g}"), ""]
     for t in result.topics:
         failed = [x for x in t.tests if not x.passed]
         shown = [x for x in failed if hidden_detail != "total" or not x.id.startswith("hidden::")]
@@ -96,20 +104,21 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
             x = group[0]
             names = ", ".join(f"**{g.id}**" for g in group)
             points = sum(g.possible for g in group)
-            lines.append(f"- {names} ({x.outcome}, 0 / {points:g}): {markdown(x.message)}")
+            lines.append(f"- {names} ({_(OUTCOME_WORDS.get(x.outcome, x.outcome))}, 0 / {points:g}): {markdown(x.message)}")
             hints = list(dict.fromkeys(g.hint for g in group if g.hint and (hidden_detail == "hints"
                                                                               or not g.id.startswith("hidden::"))))
-            lines += [f"  - hint: {one_line(h)}" for h in hints]
+            lines += [_("  - hint: {hint}").format(hint=one_line(h)) for h in hints]
         if summary:
             earned, possible = sum(x.earned for x in summary), sum(x.possible for x in summary)
-            lines.append(f"- hidden tests: {earned:g} / {possible:g}")
+            lines.append(_("- hidden tests: {earned} / {possible}").format(earned=f"{earned:g}", possible=f"{possible:g}"))
         lines.append("")
     if result.signals:
-        lines += [f"### {result.signals_title}", "", "| signal | holds |", "|---|---|"]
-        lines += [f"| `{k}` | {'yes' if v else 'no'} |" for k, v in result.signals.items()]
+        lines += [f"### {_(result.signals_title)}", "", _("| signal | holds |"), "|---|---|"]
+        lines += [f"| `{k}` | {_('yes') if v else _('no')} |" for k, v in result.signals.items()]
         lines.append("")
     lines += oral_exam(result)
     for name, caption in images:
-        lines += [f"![{caption}]({name})", ""]
-    lines.append(f"_graded in {result.duration_s:.2f} s; {seed_note(result)}_")
+        lines += [f"![{_(caption)}]({name})", ""]
+    lines.append(_("_graded in {seconds} s; {seed_note}_").format(seconds=f"{result.duration_s:.2f}",
+                                                                 seed_note=seed_note(result)))
     return "\n".join(lines) + "\n"

@@ -24,6 +24,7 @@ def document(result: GradeResult) -> dict:
         # additions to v1 (its fields above keep their meaning)
         "seed": result.seed,
         "seed_from": "--seed" if result.seed_given else "files",
+        "lang": result.lang,
     }
     if result.graded_later:
         doc["graded_later"] = {t.id: t.graded_later for t in result.topics if t.graded_later}
