@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from helpers import STUBS, grade, make_submission
+from helpers import STUBS, grade, make_submission, results_by_id
 
 
 def test_an_input_changed_in_place_is_named_as_the_student_named_it(tmp_path):
@@ -75,3 +75,44 @@ def test_a_shape_error_gets_a_hint_about_shapes(tmp_path):
     shaped = [t for t in _failed(score) if "has shape" in t["message"]]
     assert shaped, _failed(score)
     assert all(t["hint"].startswith("The result has the wrong type, shape or structure") for t in shaped), shaped
+
+
+# ------------------------------------------------- input mutation, one function at a time
+BPTT_STEP_SCALES_DNEXT_H = ("    da = dnext_h * (1 - next_h**2)\n", "    dnext_h *= 1 - next_h**2\n    da = dnext_h\n")
+BPTT_TRUNCATED_CRASHES = ("    T = dh.shape[1]\n    dx = dh0 = dWx = dWh = db = None\n",
+                          "    T = dh.shape[1]\n    dx = dh0 = dWx = dWh = db = None\n    T = T / k * k\n"
+                          "    range(T)\n")
+
+
+def test_an_in_place_backward_step_is_named_and_a_crash_elsewhere_is_not_charged(tmp_path):
+    """rnn_step_backward scales dnext_h in place (its results stay right, and rnn_backward
+    passes it a temporary, so only the mutation check can see it), and rnn_backward_truncated
+    crashes: the mutation test names rnn_step_backward's dnext_h, and says nothing of the crash."""
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [BPTT_STEP_SCALES_DNEXT_H, BPTT_TRUNCATED_CRASHES]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    assert proc.returncode == 0, proc.stderr
+    tests = results_by_id(score, "bptt")
+    test = tests["hidden::test_no_input_mutation"]
+    assert test["outcome"] == "failed", test
+    assert test["message"].startswith("rnn_step_backward modified its argument dnext_h in place"), test["message"]
+    assert "truncated" not in test["message"] and "TypeError" not in test["message"], test["message"]
+    assert tests["hidden::test_rnn_backward_truncated_matches_definition"]["outcome"] == "error"
+    assert tests["hidden::test_rnn_step_backward_matches_finite_differences"]["outcome"] == "passed"
+
+
+def test_a_crash_costs_its_own_tests_not_the_mutation_point(tmp_path):
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [BPTT_TRUNCATED_CRASHES]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    assert proc.returncode == 0, proc.stderr
+    tests = results_by_id(score, "bptt")
+    assert tests["hidden::test_rnn_backward_truncated_matches_definition"]["outcome"] == "error"
+    assert tests["hidden::test_no_input_mutation"]["outcome"] == "passed", tests["hidden::test_no_input_mutation"]
+
+
+def test_a_stub_topic_earns_no_mutation_point(tmp_path):
+    """Every function of the topic still raises NotImplementedError: nothing was checked, so
+    the mutation test is not passed for free."""
+    proc, score = grade(STUBS, tmp_path / "out", "--topic", "gru_lstm_step")
+    assert proc.returncode == 0, proc.stderr
+    test = results_by_id(score, "gru_lstm_step")["hidden::test_gru_lstm_do_not_mutate_inputs"]
+    assert test["outcome"] != "passed" and test["earned"] == 0, test
