@@ -48,7 +48,7 @@ def test_forget_gate_forward_matches_reference(gate_derivative, reference, rng):
 
 
 def test_forget_gate_backward_matches_finite_differences(gate_derivative, reference, rng):
-    for N, H in [(3, 5), (2, 1)]:
+    for N, H in [(3, 5), (2, 1), (1, 4)]:      # a batch of one keeps its axis: (1, H), never (H,)
         c_prev, f, g = rng.normal(size=(N, H)), gates(rng, (N, H)), rng.normal(size=(N, H))
         dc = rng.normal(size=(N, H))
         _, cache = expect_tuple(gate_derivative.forget_gate_forward(c_prev, f, g), 2, "forget_gate_forward")
@@ -62,10 +62,10 @@ def test_forget_gate_backward_matches_finite_differences(gate_derivative, refere
                  "df": "df = dc * c_prev (the OLD cell state, not the new one)",
                  "dg": "dg = dc: the addition passes the gradient on unchanged"}
         for got, num, name in zip(grads, numeric, ["dc_prev", "df", "dg"]):
-            expect_array(got, num.shape, f"forget_gate_backward: {name}")
+            expect_array(got, num.shape, f"forget_gate_backward (N={N}, H={H}): {name}")
             err = norm_rel_error(got, num) if np.all(np.isfinite(got)) else np.inf
             if not err < GRAD_TOL:
-                raise CheckFailed(f"forget_gate_backward: {name} disagrees with finite differences "
+                raise CheckFailed(f"forget_gate_backward (N={N}, H={H}): {name} disagrees with finite differences "
                                   f"(relative error {err:.1e}); {hints[name]}")
 
 

@@ -193,7 +193,7 @@ def test_gru_step_forward_matches_reference(gru_lstm, reference, rng):
 
 
 def test_gru_step_backward_matches_finite_differences(gru_lstm, reference, rng):
-    for N, D, H in [(2, 3, 4), (3, 2, 2)]:
+    for N, D, H in [(2, 3, 4), (3, 2, 2), (1, 3, 4)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = gru_inputs(rng, N, D, H)
         dnext = rng.normal(size=(N, H))
         next_h, cache = expect_tuple(gru_lstm.gru_step_forward(*args), 2, "gru_step_forward")
@@ -259,7 +259,7 @@ def test_lstm_step_forward_matches_reference(gru_lstm, reference, rng):
 
 
 def test_lstm_step_backward_matches_finite_differences(gru_lstm, reference, rng):
-    for N, D, H in [(2, 3, 2), (3, 2, 3)]:
+    for N, D, H in [(2, 3, 2), (3, 2, 3), (1, 3, 2)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = lstm_inputs(rng, N, D, H)
         dnext_h, dnext_c = rng.normal(size=(N, H)), rng.normal(size=(N, H))
         out = expect_tuple(gru_lstm.lstm_step_forward(*args), 3, "lstm_step_forward")
@@ -327,7 +327,8 @@ def test_lstm_forward_matches_reference(gru_lstm, reference, rng):
 
 
 def test_lstm_backward_matches_finite_differences(gru_lstm, reference, rng):
-    for N, T, D, H, last_only in [(2, 3, 2, 3, False), (2, 3, 2, 2, True)]:
+    # and the edges: a batch of one, a sequence of one step
+    for N, T, D, H, last_only in [(2, 3, 2, 3, False), (2, 3, 2, 2, True), (1, 3, 2, 3, False), (2, 1, 3, 2, False)]:
         args = lstm_seq_inputs(rng, N, T, D, H)
         dh = rng.normal(size=(N, T, H))
         if last_only:
