@@ -116,3 +116,26 @@ def test_a_stub_topic_earns_no_mutation_point(tmp_path):
     assert proc.returncode == 0, proc.stderr
     test = results_by_id(score, "gru_lstm_step")["hidden::test_gru_lstm_do_not_mutate_inputs"]
     assert test["outcome"] != "passed" and test["earned"] == 0, test
+
+
+# ------------------------------------------------- misconceptions named on a wrong value
+def _messages(score, topic):
+    return {i: t["message"] for i, t in results_by_id(score, topic).items() if t["outcome"] != "passed"}
+
+
+def test_attention_softmax_over_the_batch_axis_is_named(tmp_path):
+    """A softmax over axis 0 used to be told to subtract the row maximum (the huge-scores
+    test); every hidden test that sees it now says the weights sum to 1 over the batch axis."""
+    sub = make_submission(tmp_path / "sub", replace={"attention.py": [
+        ("    row_max = e.max(axis=1, keepdims=True)\n", "    row_max = e.max(axis=0, keepdims=True)\n"),
+        ("    denom = w.sum(axis=1, keepdims=True)", "    denom = w.sum(axis=0, keepdims=True)")]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "attention")
+    assert proc.returncode == 0, proc.stderr
+    failed = _messages(score, "attention")
+    for test in ("test_additive_attention_matches_reference", "test_masked_positions_get_exactly_zero_weight",
+                 "test_softmax_stable_for_huge_scores"):
+        message = failed[f"hidden::{test}"]
+        assert "must sum to 1 over the source positions" in message, message
+        assert "a softmax over the batch axis (axis 0)" in message, message
+        assert "subtract the row maximum" not in message, message
+    assert "hidden::test_no_input_mutation" not in failed, "a wrong value is not an in-place change"
