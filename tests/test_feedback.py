@@ -120,7 +120,13 @@ def test_a_stub_topic_earns_no_mutation_point(tmp_path):
 
 # ------------------------------------------------- misconceptions named on a wrong value
 def _messages(score, topic):
-    return {i: t["message"] for i, t in results_by_id(score, topic).items() if t["outcome"] != "passed"}
+    """Messages of the failed tests; each names only what the student has (their own functions
+    and arguments), never material they do not have."""
+    failed = {i: t for i, t in results_by_id(score, topic).items() if t["outcome"] != "passed"}
+    for i, t in failed.items():
+        for banned in ("the reference", "SPEC", "sacrebleu", "seed"):
+            assert banned not in t["message"] and banned not in t["hint"], (i, banned, t["message"], t["hint"])
+    return {i: t["message"] for i, t in failed.items()}
 
 
 def test_attention_softmax_over_the_batch_axis_is_named(tmp_path):
@@ -139,3 +145,32 @@ def test_attention_softmax_over_the_batch_axis_is_named(tmp_path):
         assert "a softmax over the batch axis (axis 0)" in message, message
         assert "subtract the row maximum" not in message, message
     assert "hidden::test_no_input_mutation" not in failed, "a wrong value is not an in-place change"
+
+
+def test_bleu_phantom_ngram_of_a_short_hypothesis_is_named(tmp_path):
+    """Pooling max(1, total) per sentence (nltk's corpus_bleu) used to be told it averaged
+    sentence BLEUs; the report now names the phantom n-gram of a hypothesis shorter than n."""
+    sub = make_submission(tmp_path / "sub", replace={"bleu.py": [
+        ("            totals[n - 1] += t\n", "            totals[n - 1] += max(1, t)\n")]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bleu")
+    assert proc.returncode == 0, proc.stderr
+    failed = _messages(score, "bleu")
+    for test in ("test_corpus_bleu_pools_statistics", "test_smoothing_modes_edge_cases"):
+        message = failed[f"hidden::{test}"]
+        assert "a hypothesis shorter than n has no n-gram of order n" in message, message
+        assert "max(1, ...) on the precision's denominator" in message, message
+    hint = results_by_id(score, "bleu")["hidden::test_corpus_bleu_pools_statistics"]["hint"]
+    assert not hint.startswith("Corpus BLEU is not the mean of sentence BLEUs"), hint
+
+
+def test_bleu_add_one_on_every_order_is_named(tmp_path):
+    """Add-one smoothing of the unigrams too (TensorFlow NMT's compute_bleu) is named as such."""
+    sub = make_submission(tmp_path / "sub", replace={"bleu.py": [
+        ('if smooth == "add-k" and n > 1:', 'if smooth == "add-k":')]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "bleu")
+    assert proc.returncode == 0, proc.stderr
+    failed = _messages(score, "bleu")
+    for test in ("test_smoothing_modes_edge_cases", "test_corpus_bleu_matches_reference_random"):
+        message = failed[f"hidden::{test}"]
+        assert "add-one smoothing on every order, (matches + 1) / (total + 1) for the unigrams too" in message, \
+            message
