@@ -124,7 +124,7 @@ def _messages(score, topic):
     and arguments), never material they do not have."""
     failed = {i: t for i, t in results_by_id(score, topic).items() if t["outcome"] != "passed"}
     for i, t in failed.items():
-        for banned in ("the reference", "SPEC", "sacrebleu", "seed"):
+        for banned in ("the reference solution", "the reference implementation", "SPEC", "sacrebleu", "seed"):
             assert banned not in t["message"] and banned not in t["hint"], (i, banned, t["message"], t["hint"])
     return {i: t["message"] for i, t in failed.items()}
 

@@ -3,6 +3,11 @@
 Expected values are worked out by hand in this file (small corpora, exact fractions) or
 come from the reference solution on random corpora; the reference itself is checked
 against sacrebleu in tests/test_oracle_bleu.py.
+
+When a corpus BLEU value is wrong, the grader computes known wrong formulas on the same
+corpus (bleu_variant, below: nltk's phantom n-gram of a hypothesis shorter than n,
+TensorFlow NMT's add-one smoothing of every order) and, if the student's value is one of
+them, says which.
 """
 
 from __future__ import annotations
@@ -183,13 +188,15 @@ def test_closest_reference_length_tie_shorter(bleu):
     # Reference lengths 4 and 6 are equally close to 5: the shorter (4) is used, so BP = 1.
     refs = [toks("a b c d"), toks("a b c d e f")]
     expect_corpus_bleu(bleu, [hyp], [refs], {}, 1.0, "BLEU with references of lengths 4 and 6 for a 5-token hypothesis",
-                "on a tie in |ref_len - hyp_len| take the shorter reference length (here 4, so no brevity penalty)")
+                       "on a tie in |ref_len - hyp_len| take the shorter reference length (here 4, so no brevity "
+                       "penalty)")
     # The closest length, not the shortest: lengths 3 and 7 for a 6-token hypothesis -> r = 7.
     hyp = toks("a b c d e f")
     refs = [toks("x y z"), toks("a b c d e f g")]
     expect_corpus_bleu(bleu, [hyp], [refs], {}, math.exp(1 - 7 / 6),
-                "BLEU with references of lengths 3 and 7 for a 6-token hypothesis",
-                "the effective reference length is the one closest to the hypothesis length (7 here), not the shortest")
+                       "BLEU with references of lengths 3 and 7 for a 6-token hypothesis",
+                       "the effective reference length is the one closest to the hypothesis length (7 here), not "
+                       "the shortest")
     # Nor the longest: lengths 5 and 9 for a 6-token hypothesis -> r = 5, BP = 1.
     refs = [toks("a b c d e"), toks("a b c d e f g h i")]
     expect_bleu(bleu.sentence_bleu(hyp, refs), 1.0, "sentence_bleu with references of lengths 5 and 9 for a 6-token "
@@ -202,15 +209,15 @@ def test_corpus_bleu_pools_statistics(bleu):
     refs = [[toks("a b c d e f g h")], [toks("a b c d")]]
     # Pooled: p1 = 10/10, p2 = 8/8, p3 = 6/6, p4 = 5/5; c = 10, r = 12 -> BLEU = exp(1 - 12/10).
     expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 12 / 10), "corpus BLEU of a 2-sentence corpus",
-                "sum clipped matches, totals and lengths over the corpus first, then one BP * geometric mean "
-                "(the short second sentence alone would score 0 at orders 3-4, and its own BP would be exp(-1))")
+                       "sum clipped matches, totals and lengths over the corpus first, then one BP * geometric mean "
+                       "(the short second sentence alone would score 0 at orders 3-4, and its own BP would be exp(-1))")
     hyps = [toks("the cat sat on the mat"), toks("the dog ran"), toks("a cat")]
     refs = [[toks("the cat is on the mat")], [toks("the dog ran away")], [toks("a cat"), toks("the cat sat")]]
     # Matches / totals: unigrams 5+3+2 / 6+3+2, bigrams 3+2+1 / 5+2+1, trigrams 1+1+0 / 4+1+0,
     # 4-grams 0 / 3 -> exp smoothing p4 = 1/(2*3); c = 11, r = 6 + 4 + 2.
     want = math.exp(1 - 12 / 11) * (10 / 11 * 6 / 8 * 2 / 5 * 1 / 6) ** 0.25
     expect_corpus_bleu(bleu, hyps, refs, {"smooth": "exp"}, want, "corpus BLEU (exp smoothing) of a 3-sentence corpus",
-                "pool the counts over sentences; the reference length of 'a cat' is 2 (closest), not 3")
+                       "pool the counts over sentences; the reference length of 'a cat' is 2 (closest), not 3")
 
 
 def _closest_length(hyp, refs) -> int:
@@ -246,7 +253,7 @@ def test_corpus_bleu_matches_reference_random(bleu, reference, rng):
         for smooth in MODES:
             want = reference.bleu.corpus_bleu(hyps, refs, max_order=order, smooth=smooth)
             expect_corpus_bleu(bleu, hyps, refs, {"max_order": order, "smooth": smooth}, want,
-                        f"corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth!r})")
+                               f"corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth!r})")
     hyp, refs = hyps[-2], refs[-2]      # the tie probe: long enough for every order (that edge has its own test)
     for smooth in ("exp", "add-k"):
         expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth),
@@ -268,30 +275,32 @@ def test_smoothing_modes_edge_cases(bleu):
              "exp": "exp: the first zero order gets 1 / (2 * total), the next 1 / (4 * total), ..."}
     for smooth in MODES:
         expect_corpus_bleu(bleu, [hyp], [ref], {"smooth": smooth}, want[smooth],
-                    f"BLEU (smooth={smooth!r}) when only the 4-grams have no match", hints[smooth])
+                           f"BLEU (smooth={smooth!r}) when only the 4-grams have no match", hints[smooth])
     # Two zero orders under exp: the halvings compound (1/(2*3) then 1/(4*2)).
     hyp, ref = toks("a b x c d"), [toks("a b y c d")]      # 4/5, 2/4, 0/3, 0/2
     expect_corpus_bleu(bleu, [hyp], [ref], {"smooth": "exp"}, (4 / 5 * 2 / 4 * 1 / 6 * 1 / 8) ** 0.25,
-                "BLEU (smooth='exp') with zero matches at orders 3 and 4", hints["exp"])
+                       "BLEU (smooth='exp') with zero matches at orders 3 and 4", hints["exp"])
     # No n-gram of any order matches: 0 under every smoothing.
     for smooth in MODES:
         expect_corpus_bleu(bleu, [toks("x y z w")], [[toks("a b c d")]], {"smooth": smooth}, 0.0,
-                    f"BLEU (smooth={smooth!r}) when nothing matches",
-                    "when no n-gram of any order matches, BLEU is 0 whatever the smoothing (as in sacrebleu)")
+                           f"BLEU (smooth={smooth!r}) when nothing matches",
+                           "when no n-gram of any order matches, BLEU is 0 whatever the smoothing (corpus_bleu's "
+                           "docstring)")
     # Hypotheses shorter than n: no n-grams of orders 3, 4 at all -> 0, except add-k.
     short_hyp, short_ref = [toks("a b")], [[toks("a b c")]]
     for smooth in ("none", "floor", "exp"):
         expect_corpus_bleu(bleu, short_hyp, short_ref, {"smooth": smooth}, 0.0,
-                    f"BLEU (smooth={smooth!r}) of a 2-token hypothesis with max_order=4",
-                    "an order with no hypothesis n-grams at all (total 0) makes BLEU 0; smoothing cannot divide by 0")
+                           f"BLEU (smooth={smooth!r}) of a 2-token hypothesis with max_order=4",
+                           "an order with no hypothesis n-grams at all (total 0) makes BLEU 0; smoothing cannot "
+                           "divide by 0")
     expect_corpus_bleu(bleu, short_hyp, short_ref, {"smooth": "add-k"}, math.exp(1 - 3 / 2),
-                "BLEU (smooth='add-k') of a 2-token hypothesis with max_order=4",
-                "add-k turns the empty orders 3 and 4 into (0+1)/(0+1) = 1, and BP = exp(1 - 3/2)")
+                       "BLEU (smooth='add-k') of a 2-token hypothesis with max_order=4",
+                       "add-k turns the empty orders 3 and 4 into (0+1)/(0+1) = 1, and BP = exp(1 - 3/2)")
     # An empty hypothesis inside a corpus counts 0 tokens, and the closest reference length to 0.
     hyps = [toks("a b c d"), []]
     refs = [[toks("a b c d")], [toks("x y z"), toks("x")]]
     expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 5 / 4), "BLEU of a corpus with an empty hypothesis",
-                "an empty hypothesis adds 0 to c and its closest reference length (here 1) to r")
+                       "an empty hypothesis adds 0 to c and its closest reference length (here 1) to r")
 
 
 def test_per_hypothesis_reference_layout(bleu):
@@ -303,12 +312,13 @@ def test_per_hypothesis_reference_layout(bleu):
     # sentence 2: 5/6, 3/5, 2/4, 1/3. Same lengths (6 and 6): BP = 1.
     want = (11 / 12 * 8 / 10 * 6 / 8 * 4 / 6) ** 0.25
     expect_corpus_bleu(bleu, hyps, refs, {}, want, "corpus BLEU with 3 references for sentence 1 and 1 for sentence 2",
-                "references[i] is the list of references of hypothesis i (nltk's layout); do not read it as "
-                "sacrebleu's streams refs[k][i], e.g. with zip(*references)")
+                       "references[i] is the list of references of hypothesis i (nltk's layout); do not read it as "
+                       "reference streams refs[k][i] (the other layout the module docstring warns about), e.g. with "
+                       "zip(*references)")
     # Two references each, the good one in a different position: per hypothesis both sentences
     # match perfectly (BLEU 1); read as streams, each would be scored against the wrong sentences.
     hyps = [toks("a b c d"), toks("e f g h")]
     refs = [[toks("p q"), toks("a b c d")], [toks("e f g h"), toks("r s")]]
     expect_corpus_bleu(bleu, hyps, refs, {}, 1.0, "corpus BLEU with two references per hypothesis",
-                "references[i] are the references of hypothesis i; transposing them scores 'a b c d' against "
-                "'p q' and 'e f g h'")
+                       "references[i] are the references of hypothesis i; transposing them scores 'a b c d' against "
+                       "'p q' and 'e f g h'")
