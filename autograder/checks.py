@@ -91,6 +91,61 @@ def expect_not_mutated(module, what: str) -> None:
                             "instead of a *= s)").format(what=what, which=which, name=mutated[0]))
 
 
+class MutationCheck:
+    """Input-mutation checks of several functions of one module, each judged on its own.
+
+        check = MutationCheck(bptt)
+        out = check.call("rnn_forward", x, h0, Wx, Wh, b)     # the result, or None
+        cache = check.part(out, 2, 1)                          # element 1 of a 2-tuple, or None
+        if cache is not None:
+            check.call("rnn_backward", dh, cache)
+        check.finish()
+
+    A call that raises (or returns what the grader cannot read) is not charged here: its
+    own tests charge it, and what depends on its result is skipped. A call that modifies an
+    argument in place is named with that argument's name. `finish` fails on every function
+    that modified an argument; when no call ran at all, it raises the first problem, so an
+    untouched stub does not earn the point."""
+
+    def __init__(self, module):
+        self.module = module
+        self.mutated: list[tuple[str, list[str]]] = []
+        self.ran = 0
+        self.first_problem: Exception | None = None
+
+    def call(self, function: str, *args):
+        from autograder.isolation.sandbox import StudentProblem   # the grader side only
+
+        try:
+            result = getattr(self.module, function)(*args)
+        except StudentProblem as problem:
+            self.first_problem = self.first_problem or problem
+            return None
+        self.ran += 1
+        names = list(getattr(self.module, "last_mutated", []))
+        if names:
+            self.mutated.append((function, names))
+        return result
+
+    @staticmethod
+    def part(result, length: int, index: int):
+        """Element `index` of a returned tuple of `length` values, or None (not a tuple)."""
+        if isinstance(result, (tuple, list)) and len(result) == length:
+            return result[index]
+        return None
+
+    def finish(self) -> None:
+        if self.mutated:
+            parts = [f"{function} modified its argument{'s' if len(names) > 1 else ''} {', '.join(names)} in place"
+                     for function, names in self.mutated]
+            first = self.mutated[0][1][0]
+            raise CheckFailed("; ".join(parts) + "; functions must not change their inputs (work on a copy, e.g. "
+                              f"{first} = {first}.copy(), or use out-of-place operations: a = a * s instead of "
+                              "a *= s)")
+        if not self.ran and self.first_problem is not None:
+            raise self.first_problem
+
+
 def finite_differences(loss, arrays, h: float = 1e-6) -> list[np.ndarray]:
     """Central differences of the scalar `loss()` w.r.t. every entry of every array.
 

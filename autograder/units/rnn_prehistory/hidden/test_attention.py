@@ -8,12 +8,67 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import CheckFailed, expect_array, expect_close, expect_not_mutated, expect_tuple
+from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple
 
 
 def params(rng, N, Tx, Dh, S, A, scale=1.0):
     return (rng.normal(size=(N, S)), rng.normal(size=(N, Tx, Dh)), rng.normal(size=(S, A)) * 0.5,
             rng.normal(size=(Dh, A)) * 0.5, rng.normal(size=A) * scale)
+
+
+SUM_TOL = 1e-9      # a softmax's row sums are 1 to a few ulps, whatever the scores
+
+
+def softmax_over(e, real, axis):
+    """Softmax of the scores e over `axis` (None: every entry at once), real positions only, written
+    here independently of the exercise's solution."""
+    z = np.where(real, e, -np.inf)
+    top = np.max(z, axis=axis, keepdims=True)
+    w = np.where(real, np.exp(z - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    total = np.sum(w, axis=axis, keepdims=True)
+    return np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+
+
+def wrong_normalisations(s_prev, H, Wa, Ua, va, real):
+    """(weights, what the student did) for softmaxes over the wrong entries, on the same inputs."""
+    e = np.einsum("nta,a->nt", np.tanh(np.einsum("ns,sa->na", s_prev, Wa)[:, None, :]
+                                       + np.einsum("ntd,da->nta", H, Ua)), va)
+    return [
+        (softmax_over(e, real, 0),
+         "your weights are a softmax over the batch axis (axis 0): alpha[:, t] sums to 1. The rows are separate "
+         "sentences, so the maximum and the sum of the softmax run over axis 1, e.g. "
+         "e.max(axis=1, keepdims=True) and w.sum(axis=1, keepdims=True)"),
+        (softmax_over(e, real, None),
+         "your weights are one softmax over the whole (N, Tx) array: the maximum and the sum ran over every "
+         "entry (no axis), so all rows together sum to 1. Each row is its own distribution: use axis=1, "
+         "keepdims=True"),
+        (softmax_over(e, np.ones_like(real), 1) * real,
+         "your weights are a softmax over every position, padding included, with the padded weights set to 0 "
+         "afterwards, so the real positions no longer sum to 1: leave the padding out of the softmax itself "
+         "(np.where(mask, e, -np.inf) before the maximum and the exp)"),
+    ]
+
+
+def normalisation_problem(alpha, args) -> str:
+    """'' when every row of alpha with a real position sums to 1 over the source positions;
+    otherwise what the sums are, and which wrong softmax the weights match, if one does."""
+    s_prev, H, Wa, Ua, va = args[:5]
+    mask = args[5] if len(args) > 5 else None
+    real = np.ones(alpha.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    sums = alpha.sum(axis=1)[real.any(axis=1)]
+    if np.all(np.abs(sums - 1.0) <= SUM_TOL):
+        return ""
+    low, high = f"{sums.min():.4g}", f"{sums.max():.4g}"
+    text = (f"the weights alpha[n, :] of each row must sum to 1 over the source positions (axis 1), but yours "
+            f"sum to {low if low == high else f'between {low} and {high}'}")
+    # Named only when exactly one fits: saturated scores can make two of them the same one-hot weights.
+    fits = [diagnosis for weights, diagnosis in wrong_normalisations(s_prev, H, Wa, Ua, va, real)
+            if np.allclose(alpha, weights, rtol=1e-6, atol=1e-9)]
+    if len(fits) == 1:
+        return f"{text}; {fits[0]}"
+    if np.all(np.abs(alpha.sum(axis=0)[real.any(axis=0)] - 1.0) <= SUM_TOL):
+        return f"{text}; they sum to 1 over the batch axis instead (alpha[:, t] sums to 1): normalise over axis 1"
+    return text
 
 
 def call(attention, args, N, Tx, Dh, what):
@@ -23,6 +78,9 @@ def call(attention, args, N, Tx, Dh, what):
     if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(context))):
         raise CheckFailed(f"{what}: alpha or context contains nan or inf; subtract the row maximum of the real "
                           "positions before exp, and avoid 0/0 in fully masked rows")
+    problem = normalisation_problem(alpha, args)
+    if problem:
+        raise CheckFailed(f"{what}: {problem}")
     return context, alpha
 
 
@@ -40,9 +98,6 @@ def test_additive_attention_matches_reference(attention, reference, rng):
         what = f"additive_attention (N={N}, Tx={Tx}, Dh={Dh}, S={S}, A={A}, mask={'random' if masked else None})"
         context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
         want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
-        if not np.allclose(alpha.sum(axis=1), 1.0, atol=1e-12):
-            raise CheckFailed(f"{what}: the rows of alpha do not sum to 1; the softmax runs over Tx (axis 1) "
-                              "for each batch row")
         expect_close(alpha, want_alpha, f"{what}: alpha", tol=1e-8,
                      hint="e[n, t] = tanh(s_prev[n] Wa + H[n, t] Ua) . va; tanh comes before the product with va")
         expect_close(context, want_context, f"{what}: context", tol=1e-8,
@@ -93,12 +148,8 @@ def test_softmax_stable_for_huge_scores(attention, reference, rng):
 
 
 def test_no_input_mutation(attention, rng):
+    # Only in-place changes are charged here: a crash or a wrong value costs the other tests.
     N, Tx, Dh, S, A = 3, 4, 3, 2, 5
-    args = list(params(rng, N, Tx, Dh, S, A)) + [random_mask(rng, N, Tx)]
-    copies = [a.copy() for a in args]
-    call(attention, args, N, Tx, Dh, "additive_attention")
-    expect_not_mutated(attention, "additive_attention")
-    for name, before, after in zip(("s_prev", "H", "Wa", "Ua", "va", "mask"), copies, args):
-        if not np.array_equal(before, after):
-            raise CheckFailed(f"additive_attention modified its input {name} in place; work on copies "
-                              "(e.g. np.where(mask, e, ...) instead of e[~mask] = ... on an input)")
+    check = MutationCheck(attention)
+    check.call("additive_attention", *params(rng, N, Tx, Dh, S, A), random_mask(rng, N, Tx))
+    check.finish()

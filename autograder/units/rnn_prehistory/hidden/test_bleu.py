@@ -3,6 +3,11 @@
 Expected values are worked out by hand in this file (small corpora, exact fractions) or
 come from the reference solution on random corpora; the reference itself is checked
 against sacrebleu in tests/test_oracle_bleu.py.
+
+When a corpus BLEU value is wrong, the grader computes known wrong formulas on the same
+corpus (bleu_variant, below: nltk's phantom n-gram of a hypothesis shorter than n,
+TensorFlow NMT's add-one smoothing of every order) and, if the student's value is one of
+them, says which.
 """
 
 from __future__ import annotations
@@ -20,13 +25,88 @@ def toks(text):
     return text.split()
 
 
-def expect_bleu(got, want, what, hint=""):
+def close(a, b) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def expect_bleu(got, want, what, hint="", corpus=None):
+    """`corpus` = (hypotheses, references, max_order, smooth) of a corpus_bleu value: a wrong
+    value that one of the known wrong formulas gives on that corpus is named (instead of `hint`)."""
     try:
         got = float(got)
     except (TypeError, ValueError):
         raise CheckFailed(f"{what} should be a float, got {type(got).__name__}") from None
-    if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
+    if not close(got, want):
+        known = diagnose_bleu(got, *corpus) if corpus is not None and math.isfinite(got) else ""
+        hint = known or hint
         raise CheckFailed(f"{what} is {got:.10g}, expected {want:.10g}" + (f". {hint}" if hint else ""))
+
+
+def expect_corpus_bleu(bleu, hyps, refs, options, want, what, hint=""):
+    """bleu.corpus_bleu(hyps, refs, **options) must be `want` (see expect_bleu)."""
+    expect_bleu(bleu.corpus_bleu(hyps, refs, **options), want, what, hint,
+                corpus=(hyps, refs, options.get("max_order", 4), options.get("smooth", "none")))
+
+
+# ------------------------------------------------------------ wrong formulas, grader side
+def grams(tokens, n) -> Counter:
+    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_everywhere=False):
+    """Corpus BLEU written here from its definition (pooled clipped counts, closest reference
+    length, the four smoothing modes), with two known departures from it:
+    phantom: each sentence adds max(1, its n-gram count) to the total of order n, so a hypothesis
+        shorter than n counts one n-gram that does not exist (nltk's corpus_bleu does this);
+    add_one_everywhere: "add-k" adds 1 to the matches and the total of every order, unigrams
+        included (TensorFlow NMT's compute_bleu with smooth=True)."""
+    matches, totals, c, r = [0] * max_order, [0] * max_order, 0, 0
+    for hyp, rs in zip(hyps, refs):
+        c += len(hyp)
+        r += _closest_length(hyp, rs)
+        for n in range(1, max_order + 1):
+            best = Counter()
+            for ref in rs:
+                best |= grams(ref, n)                     # | keeps the larger count: max over references
+            own = grams(hyp, n)
+            matches[n - 1] += sum((own & best).values())  # & keeps the smaller count: the clip
+            totals[n - 1] += max(1, sum(own.values())) if phantom else sum(own.values())
+    if not any(matches):
+        return 0.0
+    log_sum, zeros = 0.0, 0
+    for n in range(1, max_order + 1):
+        m, t = matches[n - 1], totals[n - 1]
+        if smooth == "add-k" and (n > 1 or add_one_everywhere):
+            m, t = m + 1, t + 1
+        if t == 0:
+            return 0.0
+        if m == 0 and smooth == "floor":
+            m = 0.1
+        elif m == 0 and smooth == "exp":
+            zeros += 1
+            m = 1 / 2 ** zeros
+        elif m == 0:
+            return 0.0
+        log_sum += math.log(m / t)
+    bp = 1.0 if c >= r else 0.0 if c == 0 else math.exp(1 - r / c)
+    return bp * math.exp(log_sum / max_order)
+
+
+PHANTOM = ("Your value matches a total of at least 1 n-gram per sentence and order: a hypothesis shorter than n "
+           "has no n-gram of order n and adds 0 to that order's total, not 1 (a max(1, ...) on the precision's "
+           "denominator, as in nltk's corpus_bleu, counts an n-gram that is not there)")
+ADD_ONE_EVERYWHERE = ("Your value matches add-one smoothing on every order, (matches + 1) / (total + 1) for the "
+                      "unigrams too (as in TensorFlow NMT's compute_bleu); the add-k of corpus_bleu's docstring "
+                      "adds 1 to the matches and the total of the orders n >= 2 only: p_1 stays matches / total")
+WRONG_FORMULAS = ((dict(phantom=True), PHANTOM), (dict(add_one_everywhere=True), ADD_ONE_EVERYWHERE))
+
+
+def diagnose_bleu(got, hyps, refs, max_order=4, smooth="none") -> str:
+    """The one known wrong formula whose value on this corpus is `got` (and differs from the right one), or ''."""
+    right = bleu_variant(hyps, refs, max_order, smooth)
+    fits = [text for variant, text in WRONG_FORMULAS
+            if not close(wrong := bleu_variant(hyps, refs, max_order, smooth, **variant), right) and close(got, wrong)]
+    return fits[0] if len(fits) == 1 else ""
 
 
 def random_corpus(rng, size, vocab):
@@ -80,8 +160,11 @@ def test_modified_precision_clipping(bleu, reference, rng):
     for hyp, refs, n, want in cases:
         got = bleu.modified_precision(toks(hyp), [toks(r) for r in refs], n)
         if not isinstance(got, (tuple, list)) or len(got) != 2 or tuple(got) != want:
-            raise CheckFailed(f"modified_precision({hyp!r}, {refs}, n={n}) returned {got!r}, expected {want}: "
-                              "clip each hypothesis n-gram count at its largest count in any single reference")
+            why = "clip each hypothesis n-gram count at its largest count in any single reference"
+            if want[1] == 0 and tuple(got) == (want[0], 1):
+                why = ("a hypothesis shorter than n has no n-gram of order n, so the total is 0, not at least 1 "
+                       "(corpus_bleu, not modified_precision, deals with an order whose pooled total is 0)")
+            raise CheckFailed(f"modified_precision({hyp!r}, {refs}, n={n}) returned {got!r}, expected {want}: {why}")
     hyps, refs = random_corpus(rng, 6, 3)
     for hyp, rs in zip(hyps, refs):
         for n in (1, 2, 3):
@@ -104,34 +187,37 @@ def test_closest_reference_length_tie_shorter(bleu):
     hyp = toks("a b c d e")
     # Reference lengths 4 and 6 are equally close to 5: the shorter (4) is used, so BP = 1.
     refs = [toks("a b c d"), toks("a b c d e f")]
-    expect_bleu(bleu.corpus_bleu([hyp], [refs]), 1.0, "BLEU with references of lengths 4 and 6 for a 5-token hypothesis",
-                "on a tie in |ref_len - hyp_len| take the shorter reference length (here 4, so no brevity penalty)")
+    expect_corpus_bleu(bleu, [hyp], [refs], {}, 1.0, "BLEU with references of lengths 4 and 6 for a 5-token hypothesis",
+                       "on a tie in |ref_len - hyp_len| take the shorter reference length (here 4, so no brevity "
+                       "penalty)")
     # The closest length, not the shortest: lengths 3 and 7 for a 6-token hypothesis -> r = 7.
     hyp = toks("a b c d e f")
     refs = [toks("x y z"), toks("a b c d e f g")]
-    expect_bleu(bleu.corpus_bleu([hyp], [refs]), math.exp(1 - 7 / 6),
-                "BLEU with references of lengths 3 and 7 for a 6-token hypothesis",
-                "the effective reference length is the one closest to the hypothesis length (7 here), not the shortest")
+    expect_corpus_bleu(bleu, [hyp], [refs], {}, math.exp(1 - 7 / 6),
+                       "BLEU with references of lengths 3 and 7 for a 6-token hypothesis",
+                       "the effective reference length is the one closest to the hypothesis length (7 here), not "
+                       "the shortest")
     # Nor the longest: lengths 5 and 9 for a 6-token hypothesis -> r = 5, BP = 1.
     refs = [toks("a b c d e"), toks("a b c d e f g h i")]
     expect_bleu(bleu.sentence_bleu(hyp, refs), 1.0, "sentence_bleu with references of lengths 5 and 9 for a 6-token "
-                "hypothesis", "the closest reference length is 5, so there is no brevity penalty")
+                "hypothesis", "the closest reference length is 5, so there is no brevity penalty",
+                corpus=([hyp], [refs], 4, "none"))
 
 
 def test_corpus_bleu_pools_statistics(bleu):
     hyps = [toks("a b c d e f g h"), toks("a b")]
     refs = [[toks("a b c d e f g h")], [toks("a b c d")]]
     # Pooled: p1 = 10/10, p2 = 8/8, p3 = 6/6, p4 = 5/5; c = 10, r = 12 -> BLEU = exp(1 - 12/10).
-    expect_bleu(bleu.corpus_bleu(hyps, refs), math.exp(1 - 12 / 10), "corpus BLEU of a 2-sentence corpus",
-                "sum clipped matches, totals and lengths over the corpus first, then one BP * geometric mean "
-                "(the short second sentence alone would score 0 at orders 3-4, and its own BP would be exp(-1))")
+    expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 12 / 10), "corpus BLEU of a 2-sentence corpus",
+                       "sum clipped matches, totals and lengths over the corpus first, then one BP * geometric mean "
+                       "(the short second sentence alone would score 0 at orders 3-4, and its own BP would be exp(-1))")
     hyps = [toks("the cat sat on the mat"), toks("the dog ran"), toks("a cat")]
     refs = [[toks("the cat is on the mat")], [toks("the dog ran away")], [toks("a cat"), toks("the cat sat")]]
     # Matches / totals: unigrams 5+3+2 / 6+3+2, bigrams 3+2+1 / 5+2+1, trigrams 1+1+0 / 4+1+0,
     # 4-grams 0 / 3 -> exp smoothing p4 = 1/(2*3); c = 11, r = 6 + 4 + 2.
     want = math.exp(1 - 12 / 11) * (10 / 11 * 6 / 8 * 2 / 5 * 1 / 6) ** 0.25
-    expect_bleu(bleu.corpus_bleu(hyps, refs, smooth="exp"), want, "corpus BLEU (exp smoothing) of a 3-sentence corpus",
-                "pool the counts over sentences; the reference length of 'a cat' is 2 (closest), not 3")
+    expect_corpus_bleu(bleu, hyps, refs, {"smooth": "exp"}, want, "corpus BLEU (exp smoothing) of a 3-sentence corpus",
+                       "pool the counts over sentences; the reference length of 'a cat' is 2 (closest), not 3")
 
 
 def _closest_length(hyp, refs) -> int:
@@ -166,13 +252,14 @@ def test_corpus_bleu_matches_reference_random(bleu, reference, rng):
         hyps, refs = probing_corpus(rng, size, vocab, order)
         for smooth in MODES:
             want = reference.bleu.corpus_bleu(hyps, refs, max_order=order, smooth=smooth)
-            expect_bleu(bleu.corpus_bleu(hyps, refs, max_order=order, smooth=smooth), want,
-                        f"corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth!r})")
+            expect_corpus_bleu(bleu, hyps, refs, {"max_order": order, "smooth": smooth}, want,
+                               f"corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth!r})")
     hyp, refs = hyps[-2], refs[-2]      # the tie probe: long enough for every order (that edge has its own test)
     for smooth in ("exp", "add-k"):
         expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth),
                     reference.bleu.sentence_bleu(hyp, refs, smooth=smooth),
-                    f"sentence_bleu(smooth={smooth!r})", "sentence_bleu(h, refs) = corpus_bleu([h], [refs])")
+                    f"sentence_bleu(smooth={smooth!r})", "sentence_bleu(h, refs) = corpus_bleu([h], [refs])",
+                    corpus=([hyp], [refs], 4, smooth))
 
 
 def test_smoothing_modes_edge_cases(bleu):
@@ -187,31 +274,33 @@ def test_smoothing_modes_edge_cases(bleu):
              "add-k": "add-k: add 1 to the matches and the total of every order n >= 2 (not the unigrams)",
              "exp": "exp: the first zero order gets 1 / (2 * total), the next 1 / (4 * total), ..."}
     for smooth in MODES:
-        expect_bleu(bleu.corpus_bleu([hyp], [ref], smooth=smooth), want[smooth],
-                    f"BLEU (smooth={smooth!r}) when only the 4-grams have no match", hints[smooth])
+        expect_corpus_bleu(bleu, [hyp], [ref], {"smooth": smooth}, want[smooth],
+                           f"BLEU (smooth={smooth!r}) when only the 4-grams have no match", hints[smooth])
     # Two zero orders under exp: the halvings compound (1/(2*3) then 1/(4*2)).
     hyp, ref = toks("a b x c d"), [toks("a b y c d")]      # 4/5, 2/4, 0/3, 0/2
-    expect_bleu(bleu.corpus_bleu([hyp], [ref], smooth="exp"), (4 / 5 * 2 / 4 * 1 / 6 * 1 / 8) ** 0.25,
-                "BLEU (smooth='exp') with zero matches at orders 3 and 4", hints["exp"])
+    expect_corpus_bleu(bleu, [hyp], [ref], {"smooth": "exp"}, (4 / 5 * 2 / 4 * 1 / 6 * 1 / 8) ** 0.25,
+                       "BLEU (smooth='exp') with zero matches at orders 3 and 4", hints["exp"])
     # No n-gram of any order matches: 0 under every smoothing.
     for smooth in MODES:
-        expect_bleu(bleu.corpus_bleu([toks("x y z w")], [[toks("a b c d")]], smooth=smooth), 0.0,
-                    f"BLEU (smooth={smooth!r}) when nothing matches",
-                    "when no n-gram of any order matches, BLEU is 0 whatever the smoothing (as in sacrebleu)")
+        expect_corpus_bleu(bleu, [toks("x y z w")], [[toks("a b c d")]], {"smooth": smooth}, 0.0,
+                           f"BLEU (smooth={smooth!r}) when nothing matches",
+                           "when no n-gram of any order matches, BLEU is 0 whatever the smoothing (corpus_bleu's "
+                           "docstring)")
     # Hypotheses shorter than n: no n-grams of orders 3, 4 at all -> 0, except add-k.
     short_hyp, short_ref = [toks("a b")], [[toks("a b c")]]
     for smooth in ("none", "floor", "exp"):
-        expect_bleu(bleu.corpus_bleu(short_hyp, short_ref, smooth=smooth), 0.0,
-                    f"BLEU (smooth={smooth!r}) of a 2-token hypothesis with max_order=4",
-                    "an order with no hypothesis n-grams at all (total 0) makes BLEU 0; smoothing cannot divide by 0")
-    expect_bleu(bleu.corpus_bleu(short_hyp, short_ref, smooth="add-k"), math.exp(1 - 3 / 2),
-                "BLEU (smooth='add-k') of a 2-token hypothesis with max_order=4",
-                "add-k turns the empty orders 3 and 4 into (0+1)/(0+1) = 1, and BP = exp(1 - 3/2)")
+        expect_corpus_bleu(bleu, short_hyp, short_ref, {"smooth": smooth}, 0.0,
+                           f"BLEU (smooth={smooth!r}) of a 2-token hypothesis with max_order=4",
+                           "an order with no hypothesis n-grams at all (total 0) makes BLEU 0; smoothing cannot "
+                           "divide by 0")
+    expect_corpus_bleu(bleu, short_hyp, short_ref, {"smooth": "add-k"}, math.exp(1 - 3 / 2),
+                       "BLEU (smooth='add-k') of a 2-token hypothesis with max_order=4",
+                       "add-k turns the empty orders 3 and 4 into (0+1)/(0+1) = 1, and BP = exp(1 - 3/2)")
     # An empty hypothesis inside a corpus counts 0 tokens, and the closest reference length to 0.
     hyps = [toks("a b c d"), []]
     refs = [[toks("a b c d")], [toks("x y z"), toks("x")]]
-    expect_bleu(bleu.corpus_bleu(hyps, refs), math.exp(1 - 5 / 4), "BLEU of a corpus with an empty hypothesis",
-                "an empty hypothesis adds 0 to c and its closest reference length (here 1) to r")
+    expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 5 / 4), "BLEU of a corpus with an empty hypothesis",
+                       "an empty hypothesis adds 0 to c and its closest reference length (here 1) to r")
 
 
 def test_per_hypothesis_reference_layout(bleu):
@@ -222,13 +311,14 @@ def test_per_hypothesis_reference_layout(bleu):
     # Sentence 1 matches every n-gram in one of its 3 references: 6/6, 5/5, 4/4, 3/3;
     # sentence 2: 5/6, 3/5, 2/4, 1/3. Same lengths (6 and 6): BP = 1.
     want = (11 / 12 * 8 / 10 * 6 / 8 * 4 / 6) ** 0.25
-    expect_bleu(bleu.corpus_bleu(hyps, refs), want, "corpus BLEU with 3 references for sentence 1 and 1 for sentence 2",
-                "references[i] is the list of references of hypothesis i (nltk's layout); do not read it as "
-                "sacrebleu's streams refs[k][i], e.g. with zip(*references)")
+    expect_corpus_bleu(bleu, hyps, refs, {}, want, "corpus BLEU with 3 references for sentence 1 and 1 for sentence 2",
+                       "references[i] is the list of references of hypothesis i (nltk's layout); do not read it as "
+                       "reference streams refs[k][i] (the other layout the module docstring warns about), e.g. with "
+                       "zip(*references)")
     # Two references each, the good one in a different position: per hypothesis both sentences
     # match perfectly (BLEU 1); read as streams, each would be scored against the wrong sentences.
     hyps = [toks("a b c d"), toks("e f g h")]
     refs = [[toks("p q"), toks("a b c d")], [toks("e f g h"), toks("r s")]]
-    expect_bleu(bleu.corpus_bleu(hyps, refs), 1.0, "corpus BLEU with two references per hypothesis",
-                "references[i] are the references of hypothesis i; transposing them scores 'a b c d' against "
-                "'p q' and 'e f g h'")
+    expect_corpus_bleu(bleu, hyps, refs, {}, 1.0, "corpus BLEU with two references per hypothesis",
+                       "references[i] are the references of hypothesis i; transposing them scores 'a b c d' against "
+                       "'p q' and 'e f g h'")

@@ -17,8 +17,8 @@ import itertools
 
 import numpy as np
 
-from autograder.checks import CheckFailed, expect_array, expect_close, expect_gradients, expect_not_mutated, \
-    expect_tuple, finite_differences, rel_error
+from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_gradients, expect_tuple, \
+    finite_differences, rel_error
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. Against these finite differences the
 # reference stays below 2.5e-8 on the shapes below (1000 seeds; the worst is dh0 with a loss
@@ -193,7 +193,7 @@ def test_gru_step_forward_matches_reference(gru_lstm, reference, rng):
 
 
 def test_gru_step_backward_matches_finite_differences(gru_lstm, reference, rng):
-    for N, D, H in [(2, 3, 4), (3, 2, 2)]:
+    for N, D, H in [(2, 3, 4), (3, 2, 2), (1, 3, 4)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = gru_inputs(rng, N, D, H)
         dnext = rng.normal(size=(N, H))
         next_h, cache = expect_tuple(gru_lstm.gru_step_forward(*args), 2, "gru_step_forward")
@@ -259,7 +259,7 @@ def test_lstm_step_forward_matches_reference(gru_lstm, reference, rng):
 
 
 def test_lstm_step_backward_matches_finite_differences(gru_lstm, reference, rng):
-    for N, D, H in [(2, 3, 2), (3, 2, 3)]:
+    for N, D, H in [(2, 3, 2), (3, 2, 3), (1, 3, 2)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = lstm_inputs(rng, N, D, H)
         dnext_h, dnext_c = rng.normal(size=(N, H)), rng.normal(size=(N, H))
         out = expect_tuple(gru_lstm.lstm_step_forward(*args), 3, "lstm_step_forward")
@@ -327,7 +327,8 @@ def test_lstm_forward_matches_reference(gru_lstm, reference, rng):
 
 
 def test_lstm_backward_matches_finite_differences(gru_lstm, reference, rng):
-    for N, T, D, H, last_only in [(2, 3, 2, 3, False), (2, 3, 2, 2, True)]:
+    # and the edges: a batch of one, a sequence of one step
+    for N, T, D, H, last_only in [(2, 3, 2, 3, False), (2, 3, 2, 2, True), (1, 3, 2, 3, False), (2, 1, 3, 2, False)]:
         args = lstm_seq_inputs(rng, N, T, D, H)
         dh = rng.normal(size=(N, T, H))
         if last_only:
@@ -351,18 +352,15 @@ def test_lstm_backward_matches_finite_differences(gru_lstm, reference, rng):
 
 
 def test_gru_lstm_do_not_mutate_inputs(gru_lstm, rng):
-    args = gru_inputs(rng, 2, 3, 4)
-    _, cache = gru_lstm.gru_step_forward(*args)
-    expect_not_mutated(gru_lstm, "gru_step_forward")
-    gru_lstm.gru_step_backward(rng.normal(size=(2, 4)), cache)
-    expect_not_mutated(gru_lstm, "gru_step_backward")
-    args = lstm_inputs(rng, 2, 3, 4)
-    _, _, cache = gru_lstm.lstm_step_forward(*args)
-    expect_not_mutated(gru_lstm, "lstm_step_forward")
-    gru_lstm.lstm_step_backward(rng.normal(size=(2, 4)), rng.normal(size=(2, 4)), cache)
-    expect_not_mutated(gru_lstm, "lstm_step_backward")
-    args = lstm_seq_inputs(rng, 2, 3, 3, 4)
-    _, cache = gru_lstm.lstm_forward(*args)
-    expect_not_mutated(gru_lstm, "lstm_forward")
-    gru_lstm.lstm_backward(rng.normal(size=(2, 3, 4)), cache)
-    expect_not_mutated(gru_lstm, "lstm_backward")
+    # Each function on its own: one that raises is charged by its own tests, not here.
+    check = MutationCheck(gru_lstm)
+    cache = check.part(check.call("gru_step_forward", *gru_inputs(rng, 2, 3, 4)), 2, 1)
+    if cache is not None:
+        check.call("gru_step_backward", rng.normal(size=(2, 4)), cache)
+    cache = check.part(check.call("lstm_step_forward", *lstm_inputs(rng, 2, 3, 4)), 3, 2)
+    if cache is not None:
+        check.call("lstm_step_backward", rng.normal(size=(2, 4)), rng.normal(size=(2, 4)), cache)
+    cache = check.part(check.call("lstm_forward", *lstm_seq_inputs(rng, 2, 3, 3, 4)), 2, 1)
+    if cache is not None:
+        check.call("lstm_backward", rng.normal(size=(2, 3, 4)), cache)
+    check.finish()
