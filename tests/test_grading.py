@@ -17,7 +17,7 @@ TEST_KEYS = ["id", "earned", "possible", "outcome", "message", "hint"]
 
 def check_schema(score):
     assert list(score)[:len(TOP_KEYS)] == TOP_KEYS and score["schema"] == "autograder.score/v1"
-    assert set(score) - set(TOP_KEYS) <= {"seed", "seed_from", "graded_later", "tampered", "oral_exam"}, \
+    assert set(score) - set(TOP_KEYS) <= {"seed", "seed_from", "lang", "graded_later", "tampered", "oral_exam"}, \
         "additions the schema allows"
     assert score["seed_from"] in ("files", "--seed") and isinstance(score["seed"], int)
     assert score["assignment"] == "rnn_prehistory"
