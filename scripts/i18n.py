@@ -80,9 +80,10 @@ def unit_messages(unit) -> dict[str, list[str]]:
         if text:
             found.setdefault(text, []).append(where)
 
-    for path in sorted(unit.path.rglob("*.py")):
-        rel = path.relative_to(unit.path)
-        if rel.parts[0] in ("public", "reference") or "__pycache__" in rel.parts:
+    paths = sorted(unit.path.rglob("*.py")) + sorted(unit.dirs["public_tests"].glob("*.py"))   # rglob skips links
+    for path in paths:
+        rel = path.relative_to(unit.path) if path.is_relative_to(unit.path) else Path("public") / path.name
+        if rel.parts[0] == "reference" or "__pycache__" in rel.parts:
             continue
         for text, line in calls(path):
             add(text, f"{rel}:{line}")
