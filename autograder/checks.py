@@ -15,8 +15,10 @@ class CheckFailed(AssertionError):
     """A wrong answer (outcome "failed"); its message is shown to the student.
 
     `kind` says what was wrong, so the report can choose the hint: "value" (a wrong number:
-    the rubric's misconception hint applies) or "shape" (a wrong type, shape or structure:
-    the values were not even compared, and a hint about the math would mislead)."""
+    the rubric's misconception hint applies), "diagnosed" (a wrong number the message already
+    names the misconception of: the rubric's general hint would only repeat or blur it) or
+    "shape" (a wrong type, shape or structure: the values were not even compared, and a hint
+    about the math would mislead)."""
 
     def __init__(self, message: str = "", kind: str = "value"):
         super().__init__(message)

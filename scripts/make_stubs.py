@@ -6,6 +6,10 @@ block's indentation, where <function> is the enclosing `def`; a block at module 
 (a solution-only helper) is dropped. Everything else (docstrings, the `# TODO:` comments,
 imports, given helpers) is kept as written.
 
+Stubs are bilingual: below each public function's docstring summary and each `# TODO:`
+comment comes its Chinese translation from the unit's catalogue (`make i18n` extracts those
+texts; a text without a translation gets no second line, and tests/test_i18n.py fails).
+
     python scripts/make_stubs.py [--assignment NAME|PATH]   # write the unit's stub folder
     python scripts/make_stubs.py --check                     # exit 1 when the committed stubs differ
 
@@ -20,6 +24,7 @@ the folder of the stubs relative to the repository root.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import re
@@ -31,7 +36,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 HEADER = ("# Generated from {solution} by scripts/make_stubs.py.\n"
-          "# Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.\n")
+          "# Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.\n"
+          "# 同学们：请完成下面的每个 TODO（每条英文说明下面都有中文）。\n")
+TODO = re.compile(r"^(\s*)# TODO: (.+)$")
 _DEF = re.compile(r"^(\s*)def\s+(\w+)\s*\(")
 
 
@@ -39,8 +46,38 @@ class MarkerError(ValueError):
     pass
 
 
-def stub_source(source: str, name: str = "<solution>", origin: str | None = None) -> str:
-    """The student version of one solution module."""
+def _summary(docstring: str) -> str:
+    """A docstring's first paragraph on one line (the msgid scripts/i18n.py extracts)."""
+    return " ".join(docstring.strip().split("\n\n")[0].split())
+
+
+def bilingual(source: str, translate) -> str:
+    """`source` with the Chinese line(s) `translate(text)` gives (or "") below each public
+    function's docstring summary and each `# TODO:` comment."""
+    lines = source.splitlines(keepends=True)
+    after: dict[int, list[str]] = {}         # 0-based line index -> lines to insert after it
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and ast.get_docstring(node):
+            doc = node.body[0]
+            if doc.lineno == doc.end_lineno:
+                continue                      # a one-line docstring: nowhere to add a line
+            zh = translate(_summary(ast.get_docstring(node)))
+            first = doc.lineno - 1
+            last = next((i - 1 for i in range(first + 1, doc.end_lineno) if not lines[i].strip()), doc.end_lineno - 2)
+            indent = re.match(r"\s*", lines[first]).group(0)
+            if zh:
+                after.setdefault(last, []).append(f"{indent}{zh}\n")
+    for i, line in enumerate(lines):
+        m = TODO.match(line.rstrip("\n"))
+        if m and translate(m.group(2).strip()):
+            after.setdefault(i, []).append(f"{m.group(1)}# TODO（中文）：{translate(m.group(2).strip())}\n")
+    return "".join(line + "".join(after.get(i, [])) for i, line in enumerate(lines))
+
+
+def stub_source(source: str, name: str = "<solution>", origin: str | None = None, translate=None) -> str:
+    """The student version of one solution module (bilingual when `translate` is given)."""
+    if translate is not None:
+        source = bilingual(source, translate)
     out: list[str] = []
     functions: list[tuple[int, str]] = []      # (indent, name) of enclosing defs
     inside = False
@@ -82,10 +119,22 @@ def folders(unit_name=None) -> tuple[Path, Path]:
     return unit.dirs["reference"], REPO / unit.stubs
 
 
+def chinese(unit_name=None):
+    """text -> its Chinese translation in the unit's catalogue ("" when there is none)."""
+    from autograder import assignment, i18n
+
+    unit = assignment.load(unit_name)
+    po = i18n.catalogue(unit.path / "locale", i18n.UNIT_DOMAIN, "zh")
+    table = i18n.read_po(po.read_text(encoding="utf-8")) if po.is_file() else {}
+    return lambda text: table.get(text, "")
+
+
 def expected_stubs(unit_name=None) -> dict[str, str]:
     solutions, _ = folders(unit_name)
     origin = solutions.resolve().relative_to(REPO) if solutions.resolve().is_relative_to(REPO) else solutions.name
-    return {p.name: stub_source(p.read_text(), p.name, f"{origin}/{p.name}") for p in sorted(solutions.glob("*.py"))}
+    translate = chinese(unit_name)
+    return {p.name: stub_source(p.read_text(), p.name, f"{origin}/{p.name}", translate)
+            for p in sorted(solutions.glob("*.py"))}
 
 
 RECORD = ".generated.json"     # sha256 of every stub as last generated, beside the stubs

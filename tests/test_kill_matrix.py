@@ -51,4 +51,4 @@ def test_kill_matrix(graded, topic, kind, name):
     for test_id in mutant["killed_by"]:
         assert test_id in tests, f"killed_by names an unknown test {test_id}"
         assert tests[test_id]["outcome"] != "passed", f"{test_id} did not catch {name} ({mutant['misconception']})"
-        assert tests[test_id]["hint"], f"{test_id} fails without a hint"
+        assert tests[test_id]["hint"] or tests[test_id]["message"], f"{test_id} fails without a message or hint"

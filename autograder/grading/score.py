@@ -35,7 +35,8 @@ class TestRecord:
 
 
 # The hint of a test that did not fail on a value: the rubric's hint diagnoses a wrong
-# number, and would blame the math for a crash or a shape.
+# number, and would blame the math for a crash or a shape. A value whose message names its
+# misconception ("diagnosed") gets no hint: the message is the diagnosis.
 KIND_HINTS = {
     "shape": N_("The result has the wrong type, shape or structure, so its values were not compared yet: check "
                 "every returned value against the function's docstring (batch dimensions stay, e.g. (1, H) when "
@@ -60,6 +61,8 @@ def hint_for(rec: "TestRecord", rubric_hint: str) -> str:
     the unit's catalogue)."""
     if rec.kind == "value":
         return _(rubric_hint)
+    if rec.kind == "diagnosed":
+        return ""
     if rec.kind == "exception":
         for needles, hint in EXCEPTION_HINTS:
             if any(n in rec.message for n in needles):
