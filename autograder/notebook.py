@@ -1,0 +1,146 @@
+"""The course in Jupyter: what the nbgrader notebooks of a unit call.
+
+Each topic is one notebook (scripts/make_nbgrader.py writes them). Its answer cell is the
+topic's module under `%%writefile <module>.py`: running it writes the file, so the student's
+functions never run in the notebook's kernel. Its test cells, one per rubric entry, call
+
+    grade_cell("bptt", "hidden::test_rnn_backward_matches_finite_differences")
+
+which takes the answer cells of every notebook in the folder (the lab of one topic calls
+another topic's module), grades the topic with the grader in its own process (the student's
+code runs there only in the grader's worker, never beside nbgrader's gradebook), once per
+notebook run, and passes or raises with the grader's message and hint. Nothing is written to
+stderr: nbgrader counts any stderr output as a failure.
+
+`OnlyAnswerCellsRun` is an nbgrader preprocessor for `nbgrader autograde` (the course's
+nbgrader_config.py adds it): an answer cell always runs as `%%writefile` of its module,
+whatever the student made of its first line, and a code cell that is none of the course's
+cells is emptied, so no student code runs in the kernel during grading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ANSWER_PREFIX = "module_"          # grade_id of a topic's answer cell: module_<module>
+REMOVED = "# removed for grading: only the answer and test cells of this notebook run\n"
+
+
+def answer_module(cell) -> str | None:
+    """The module an nbgrader answer cell writes, or None for any other cell."""
+    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    grade_id = str(meta.get("grade_id", ""))
+    if cell.get("cell_type") == "code" and meta.get("solution") and grade_id.startswith(ANSWER_PREFIX):
+        return grade_id[len(ANSWER_PREFIX):]
+    return None
+
+
+def answer_body(source: str) -> str:
+    """The module text of an answer cell: its source without a leading `%%writefile` line."""
+    first, _nl, rest = source.partition("\n")
+    return rest if first.strip().startswith("%%writefile") else source
+
+
+def modules_in(folder: Path) -> dict[str, str]:
+    """module name -> source, from the answer cells of the notebooks in `folder`."""
+    modules = {}
+    for path in sorted(Path(folder).glob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        except (OSError, ValueError):
+            continue
+        for cell in cells:
+            module = answer_module(cell)
+            if module and module.isidentifier():
+                source = cell.get("source", "")
+                modules[module] = answer_body("".join(source) if isinstance(source, list) else source)
+    return modules
+
+
+class GradeCellFailed(AssertionError):
+    """A test cell's failure, shown as the grader's message and hint only (IPython calls
+    `_render_traceback_` instead of printing a traceback of this module)."""
+
+    def _render_traceback_(self):
+        return str(self).splitlines()
+
+
+_results: dict[tuple[str, str], dict] = {}     # (topic, digest of the modules) -> score.json
+
+
+def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
+    digest = hashlib.sha256(json.dumps([topic, suite, sorted(modules.items())]).encode()).hexdigest()
+    if (topic, digest) in _results:
+        return _results[topic, digest]
+    with tempfile.TemporaryDirectory(prefix="notebook-grading-") as tmp:
+        submission, out = Path(tmp) / "submission", Path(tmp) / "reports"
+        submission.mkdir()
+        for module, source in modules.items():
+            (submission / f"{module}.py").write_text(source, encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submission), "--topic", topic,
+                               "--suite", suite, "--out", str(out), "--quiet"],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, env=dict(os.environ))
+        score_file = out / "score.json"
+        if not score_file.is_file():
+            lines = (proc.stderr or proc.stdout).strip().splitlines()
+            raise GradeCellFailed(f"the grader could not run: {lines[-1] if lines else proc.returncode}")
+        _results[topic, digest] = json.loads(score_file.read_text(encoding="utf-8"))
+    return _results[topic, digest]
+
+
+def hidden_suites_here() -> bool:
+    """Whether this installation holds the hidden suites (the instructor's does, a
+    student's does not: there the hidden test cells are empty anyway)."""
+    from autograder import assignment
+
+    try:
+        return assignment.load().dirs["hidden_tests"].is_dir()
+    except Exception:  # noqa: BLE001 - no unit installed: the grading below says so
+        return False
+
+
+def grade_cell(topic: str, test_id: str, folder: str | Path = ".") -> None:
+    """Pass, or raise with the grader's message and hint, for one rubric entry of `topic`."""
+    modules = modules_in(Path(folder))
+    suite = "all" if test_id.startswith("hidden::") or hidden_suites_here() else "public"
+    score = _grade(topic, modules, suite)
+    tests = {t["id"]: t for x in score.get("topics", []) if x["id"] == topic for t in x["tests"]}
+    test = tests.get(test_id)
+    if test is None:
+        topic_message = next((x.get("message", "") for x in score.get("topics", []) if x["id"] == topic), "")
+        raise GradeCellFailed(topic_message or f"{test_id} was not graded")
+    if test["outcome"] != "passed":
+        text = f"{test['outcome']}: {test['message']}"
+        if test.get("hint"):
+            text += f"\nhint: {test['hint']}"
+        raise GradeCellFailed(text)
+    print(f"passed ({test['possible']:g} points)")
+
+
+try:                                    # the preprocessor exists only where nbgrader is installed
+    from nbgrader.preprocessors import NbGraderPreprocessor
+except ImportError:                     # pragma: no cover - a student's installation
+    NbGraderPreprocessor = None
+
+if NbGraderPreprocessor is not None:
+    class OnlyAnswerCellsRun(NbGraderPreprocessor):
+        """Before `nbgrader autograde` executes a notebook: answer cells become `%%writefile`
+        of their module again, test and setup cells stay (nbgrader restored them from the
+        gradebook), and any other code cell is emptied."""
+
+        def preprocess_cell(self, cell, resources, index):
+            if cell.cell_type != "code":
+                return cell, resources
+            meta = cell.metadata.get("nbgrader", {})
+            module = answer_module(cell)
+            if module is not None and module.isidentifier():
+                cell.source = f"%%writefile {module}.py\n" + answer_body(cell.source)
+            elif module is not None or not (meta.get("grade") or meta.get("locked")):
+                cell.source = REMOVED
+            return cell, resources
