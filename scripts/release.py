@@ -5,8 +5,9 @@
 writes
 - `dist/student/`: the stubs and public tests, the engine and the unit's public part
   (manifest, public rubric entries with the points graded later, helpers, artefacts
-  hook), a Makefile whose `make grade` runs the public suite, a student README (English
-  and Chinese), the pull-request workflow, `tests/` for `make test`, and
+  hook), a Makefile whose `make grade` runs the public suite, a student README in English
+  (README.md) and in Chinese (README.zh-CN.md), a bilingual glossary of the course notes'
+  notation (GLOSSARY.md), the pull-request workflow, `tests/` for `make test`, and
   `protected-files.sha256` (every file but the modules students edit);
 - `dist/grader-bundle/`: the engine and the whole unit (hidden suites, rubric, reference,
   public tests) with the same `protected-files.sha256`: the instructor's copy, which
@@ -32,7 +33,7 @@ TEMPLATES = Path(__file__).resolve().parent / "release"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from autograder import assignment  # noqa: E402
+from autograder import assignment, i18n  # noqa: E402
 from autograder.pr import write_manifest  # noqa: E402
 import leak_check  # noqa: E402
 
@@ -100,12 +101,27 @@ def _oral_exam_file(unit) -> str | None:
     return yaml.safe_load((unit.path / "unit.yaml").read_text()).get("oral_exam")
 
 
-def points_table(unit) -> str:
-    rows = ["   | module | topic | public points | graded later |", "   |---|---|---:|---:|"]
+POINTS_HEADER = {"en": "   | module | topic | public points | graded later |",
+                 "zh": "   | 模块 | 主题 | 公开测试分数 | 稍后评测分数 |"}
+
+
+def _titles(unit, language: str) -> dict[str, str]:
+    """English topic title -> its translation in the unit's catalogue (none for English)."""
+    if language == "en":
+        return {}
+    po = i18n.catalogue(unit.path / "locale", i18n.UNIT_DOMAIN, language)
+    return i18n.read_po(po.read_text(encoding="utf-8")) if po.is_file() else {}
+
+
+def points_table(unit, language: str = "en") -> str:
+    """The README's table of topics and points; topic titles translated when the unit's
+    catalogue has them (an untranslated title stays in English)."""
+    titles = _titles(unit, language)
+    rows = [POINTS_HEADER[language], "   |---|---|---:|---:|"]
     for t in unit.topics:
         r = unit.rubric.topic(t.id)
         public, later = split_points(r)
-        rows.append(f"   | `{t.module}.py` | {r.title} | {public:g} | {later:g} |")
+        rows.append(f"   | `{t.module}.py` | {titles.get(r.title) or r.title} | {public:g} | {later:g} |")
     return "\n".join(rows)
 
 
@@ -136,11 +152,15 @@ def build_student(unit, dst: Path) -> Path:
     hidden_points = sum(split_points(topic)[1] for topic in unit.rubric.topics)
     fill = {"title": unit.title, "stubs": unit.stubs, "name": unit.name, "version": _version(),
             "points_table": points_table(unit), "graded_later": f"{hidden_points:g}"}
-    for template, target in (("README.student.md", "README.md"), ("Makefile.student", "Makefile"),
-                             ("pyproject.student.toml", "pyproject.toml"), ("gitignore.student", ".gitignore"),
-                             ("test_setup.student.py", "tests/test_setup.py")):
+    fill_zh = dict(fill, points_table=points_table(unit, "zh"))
+    for template, target, values in (
+            ("README.student.md", "README.md", fill), ("README.student.zh-CN.md", "README.zh-CN.md", fill_zh),
+            ("GLOSSARY.student.md", "GLOSSARY.md", fill), ("Makefile.student", "Makefile", fill),
+            ("pyproject.student.toml", "pyproject.toml", fill), ("gitignore.student", ".gitignore", fill),
+            ("test_setup.student.py", "tests/test_setup.py", fill)):
         (dst / target).parent.mkdir(parents=True, exist_ok=True)
-        (dst / target).write_text((TEMPLATES / template).read_text().format(**fill))
+        text = (TEMPLATES / template).read_text(encoding="utf-8").format(**values)
+        (dst / target).write_text(text, encoding="utf-8")
     _copy(TEMPLATES / "grade.student.yml", dst / ".github" / "workflows" / "grade.yml")
     return dst
 
