@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,22 @@ def test_the_student_repository_has_no_secret_part(dist):
     assert (dist / "grader-bundle" / "protected-files.sha256").read_text() == manifest
     bundle_unit = dist / "grader-bundle" / unit
     assert (bundle_unit / "hidden" / "test_bptt.py").is_file() and not (bundle_unit / "reference").is_symlink()
+
+
+def test_the_student_repository_has_a_chinese_readme_and_a_glossary(dist):
+    """README.zh-CN.md and GLOSSARY.md ship, filled in, with Chinese text, and the READMEs link
+    to each other and to the glossary."""
+    student = dist / "student"
+    for name in ("README.zh-CN.md", "GLOSSARY.md"):
+        text = (student / name).read_text(encoding="utf-8")
+        assert re.search(r"[\u4e00-\u9fff]", text), f"{name} has no Chinese text"
+        assert not re.search(r"\{[a-z_]+\}", text), f"{name} has an unfilled placeholder"
+        assert UNIT.stubs in text
+    readme = (student / "README.md").read_text(encoding="utf-8")
+    assert "(README.zh-CN.md)" in readme[: readme.index("make grade")] and "(GLOSSARY.md)" in readme
+    zh = (student / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "(README.md)" in zh[: zh.index("make grade")] and "(GLOSSARY.md)" in zh
+    assert zh.count("| `") == len(UNIT.topics)          # the points table, one row per topic
 
 
 @pytest.mark.parametrize("plant", ["hidden suite", "reference module", "marker", "hidden test name", "lab table"])
