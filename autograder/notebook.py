@@ -4,7 +4,7 @@ Each topic is one notebook (scripts/make_nbgrader.py writes them). Its answer ce
 topic's module under `%%writefile <module>.py`: running it writes the file, so the student's
 functions never run in the notebook's kernel. Its test cells, one per rubric entry, call
 
-    grade_cell("bptt", "hidden::test_rnn_backward_matches_finite_differences")
+    grade_cell("bptt", "public::test_rnn_step_forward_fixed_vector")
 
 which takes the answer cells of every notebook in the folder (the lab of one topic calls
 another topic's module), grades the topic with the grader in its own process (the student's

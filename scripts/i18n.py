@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import re
 import sys
 from pathlib import Path
 
@@ -23,10 +22,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+sys.path.insert(0, str(REPO / "scripts"))
+
+import make_stubs  # noqa: E402
+
 from autograder import assignment, i18n  # noqa: E402
 
 MARKERS = ("_", "N_")
-TODO = re.compile(r"^\s*# TODO: (.+)$")
 
 
 def calls(path: Path) -> list[tuple[str, int]]:
@@ -50,10 +52,8 @@ def stub_texts(module: Path) -> list[tuple[str, int]]:
             doc = ast.get_docstring(node)
             if doc:
                 found.append((summary(doc), node.lineno))
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = TODO.match(line)
-        if match:
-            found.append((match.group(1).strip(), number))
+    for first, _last, _indent, comment in make_stubs.todo_comments(text.splitlines(keepends=True)):
+        found.append((comment, first + 1))
     return found
 
 

@@ -51,6 +51,36 @@ def _summary(docstring: str) -> str:
     return " ".join(docstring.strip().split("\n\n")[0].split())
 
 
+def todo_comments(lines: list[str]) -> list[tuple[int, int, str, str]]:
+    """(first line, last line, indent, text on one line) of every `# TODO:` comment; a
+    comment goes on over the following `#` lines of the same indent (not a marker)."""
+    found = []
+    for i, line in enumerate(lines):
+        m = TODO.match(line.rstrip("\n"))
+        if not m:
+            continue
+        indent, parts, end = m.group(1), [m.group(2).strip()], i
+        while end + 1 < len(lines):
+            nxt = lines[end + 1].rstrip("\n")
+            if not nxt.startswith(indent + "# ") or nxt.strip().startswith(("###", "# TODO")):
+                break
+            parts.append(nxt.strip()[2:].strip())
+            end += 1
+        found.append((i, end, indent, " ".join(parts)))
+    return found
+
+
+def _wrap_chinese(text: str, width: int = 60) -> list[str]:
+    """Chinese text in lines of at most `width` characters, broken after punctuation where possible."""
+    out = []
+    while len(text) > width:
+        cut = max((text.rfind(p, 0, width) for p in "，；：。、 "), default=-1)
+        cut = cut + 1 if cut > width // 2 else width
+        out.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    return out + ([text] if text else [])
+
+
 def bilingual(source: str, translate) -> str:
     """`source` with the Chinese line(s) `translate(text)` gives (or "") below each public
     function's docstring summary and each `# TODO:` comment."""
@@ -65,12 +95,10 @@ def bilingual(source: str, translate) -> str:
             first = doc.lineno - 1
             last = next((i - 1 for i in range(first + 1, doc.end_lineno) if not lines[i].strip()), doc.end_lineno - 2)
             indent = re.match(r"\s*", lines[first]).group(0)
-            if zh:
-                after.setdefault(last, []).append(f"{indent}{zh}\n")
-    for i, line in enumerate(lines):
-        m = TODO.match(line.rstrip("\n"))
-        if m and translate(m.group(2).strip()):
-            after.setdefault(i, []).append(f"{m.group(1)}# TODO（中文）：{translate(m.group(2).strip())}\n")
+            after.setdefault(last, []).extend(f"{indent}{part}\n" for part in _wrap_chinese(zh, 70))
+    for _first, last, indent, text in todo_comments(lines):
+        zh = _wrap_chinese(f"TODO（中文）：{translate(text)}") if translate(text) else []
+        after.setdefault(last, []).extend(f"{indent}# {part}\n" for part in zh)
     return "".join(line + "".join(after.get(i, [])) for i, line in enumerate(lines))
 
 

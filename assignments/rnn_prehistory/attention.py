@@ -1,5 +1,6 @@
 # Generated from solutions/rnn_prehistory/attention.py by scripts/make_stubs.py.
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
+# 同学们：请完成下面的每个 TODO（每条英文说明下面都有中文）。
 """Additive (Bahdanau) attention: the patch for seq2seq's fixed-vector bottleneck.
 
 The course notes (前沿专题·序列建模前史), stage five, section 6: instead of squeezing the
@@ -15,6 +16,7 @@ import numpy as np
 
 def additive_attention(s_prev, H, Wa, Ua, va, mask=None):
     """One decoder step of additive attention over Tx encoder states.
+    加性注意力在 Tx 个编码器状态上的一个解码步。
 
         e[n, t]     = tanh( s_prev[n] Wa + H[n, t] Ua ) . va            (score)
         alpha[n, :] = softmax( e[n, :] ) over the real positions        (weights)
@@ -38,5 +40,7 @@ def additive_attention(s_prev, H, Wa, Ua, va, mask=None):
     """
     context, alpha = None, None
     # TODO: e = tanh(s_prev Wa[:, None, :] + H Ua) va; alpha = stable softmax over unmasked positions; context = sum alpha H.
+    # TODO（中文）：e = tanh(s_prev Wa[:, None, :] + H Ua) va；alpha =
+    # 在未被掩码的位置上做数值稳定的 softmax；context = sum alpha H。
     raise NotImplementedError("additive_attention: fill in the TODO above")
     return context, alpha

@@ -1,5 +1,6 @@
 # Generated from solutions/rnn_prehistory/beam_search.py by scripts/make_stubs.py.
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
+# 同学们：请完成下面的每个 TODO（每条英文说明下面都有中文）。
 """Beam search with length normalisation, and the search-vs-model error attribution.
 
 The course notes (前沿专题·序列建模前史), stage five, sections 3 and 4: a decoder cannot
@@ -25,6 +26,7 @@ import numpy as np
 
 def sequence_score(log_prob_fn, tokens, bos, alpha=0.0):
     """The beam's objective: the length-normalised log-probability of a token sequence.
+    束搜索的目标函数：token 序列经长度归一化的对数概率。
 
         score(y) = (1 / T**alpha) * sum_{t=1..T} log p(y_t | bos, y_1, ..., y_{t-1}),  T = len(y)
 
@@ -44,11 +46,14 @@ def sequence_score(log_prob_fn, tokens, bos, alpha=0.0):
     Serves oral-exam question 9 (the attribution compares two such scores).
     """
     # TODO: sum log p(y_t | bos, y_<t) over t, querying log_prob_fn((bos,) + y_<t); divide by T**alpha.
+    # TODO（中文）：对 t 求 sum log p(y_t | bos, y_<t)，查询
+    # log_prob_fn((bos,) + y_<t)；再除以 T**alpha。
     raise NotImplementedError("sequence_score: fill in the TODO above")
 
 
 def beam_search(log_prob_fn, bos, eos, beam_width, max_len, alpha=0.0):
     """Shrinking-budget beam search (as in CS224n's NMT decoder).
+    预算逐步缩小的束搜索（与 CS224n 的 NMT 解码器相同）。
 
         live = [((), 0.0)]; finished = []
         repeat at most max_len times:
@@ -83,12 +88,15 @@ def beam_search(log_prob_fn, bos, eos, beam_width, max_len, alpha=0.0):
     """
     results = None
     # TODO: implement the pseudo-code above: expand live x vocabulary, keep the budget best, move eos-ended ones to finished.
+    # TODO（中文）：实现上面的伪代码：扩展 live x vocabulary（每个存活候选 × 词表），
+    # 保留预算内最好的几个，把以 eos 结尾的移到 finished。
     raise NotImplementedError("beam_search: fill in the TODO above")
     return results
 
 
 def attribute_error(log_prob_fn, reference, hypothesis, bos, alpha=0.0):
     """Blame a decoding error on the search or on the model (attribution table of the course notes).
+    把一次解码错误归咎于搜索或模型（课程讲义中的归因表）。
 
         "search"  if score(reference) >  score(hypothesis)
         "model"   if score(reference) <= score(hypothesis)
@@ -111,4 +119,5 @@ def attribute_error(log_prob_fn, reference, hypothesis, bos, alpha=0.0):
     Serves oral-exam question 9.
     """
     # TODO: compare sequence_score of the reference and of the hypothesis; strictly higher reference -> "search".
+    # TODO（中文）：比较参考答案与模型输出的 sequence_score；参考答案严格更高 -> "search"。
     raise NotImplementedError("attribute_error: fill in the TODO above")

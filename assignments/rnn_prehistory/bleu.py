@@ -1,5 +1,6 @@
 # Generated from solutions/rnn_prehistory/bleu.py by scripts/make_stubs.py.
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
+# 同学们：请完成下面的每个 TODO（每条英文说明下面都有中文）。
 """BLEU: clipped n-gram precision with a brevity penalty (Papineni et al., 2002).
 
 The course notes (前沿专题·序列建模前史), stage five, section 5, place BLEU next to
@@ -33,6 +34,7 @@ from collections import Counter
 
 def ngram_counts(tokens, n):
     """Count the n-grams of a token list.
+    统计一个 token 列表中的 n-gram。
 
         counts[(w_i, ..., w_{i+n-1})] = number of positions i where that n-gram starts
 
@@ -45,11 +47,13 @@ def ngram_counts(tokens, n):
       empty when L < n (there are max(L - n + 1, 0) n-grams)
     """
     # TODO: Counter of the tuples tokens[i:i+n] for every start i = 0..L-n.
+    # TODO（中文）：对每个起点 i = 0..L-n，统计元组 tokens[i:i+n] 的 Counter。
     raise NotImplementedError("ngram_counts: fill in the TODO above")
 
 
 def modified_precision(hypothesis, references, n):
     """Clipped n-gram matches of one hypothesis against its references.
+    一个候选译文相对其参考译文的裁剪后 n-gram 匹配数。
 
         clipped = sum_g min( count_hyp(g), max_r count_r(g) )      total = sum_g count_hyp(g)
 
@@ -67,11 +71,14 @@ def modified_precision(hypothesis, references, n):
     earns nothing.
     """
     # TODO: clip each hypothesis n-gram count by its maximum count in any single reference; return (clipped, total).
+    # TODO（中文）：把候选译文中每个 n-gram 的计数截到它在任意单个参考译文中的最大计数；返回 (clipped,
+    # total)。
     raise NotImplementedError("modified_precision: fill in the TODO above")
 
 
 def brevity_penalty(hyp_len, ref_len):
     """The brevity penalty: precision alone rewards saying little, so short output pays.
+    简短惩罚：只看精确率会奖励少说，所以过短的输出要付出代价。
 
         BP = 1                          if c >= r
              exp(1 - r / c)             if 0 < c < r
@@ -87,11 +94,13 @@ def brevity_penalty(hyp_len, ref_len):
     - bp: float in [0, 1]
     """
     # TODO: 1 when c >= r, else exp(1 - r/c), and 0 for an empty hypothesis (no division by zero).
+    # TODO（中文）：c >= r 时为 1，否则为 exp(1 - r/c)；候选译文为空时为 0（不做除零）。
     raise NotImplementedError("brevity_penalty: fill in the TODO above")
 
 
 def corpus_bleu(hypotheses, references, max_order=4, smooth="none"):
     """Corpus BLEU (sacrebleu 2.x definitions; tokenize="none", effective_order=False).
+    语料级 BLEU（sacrebleu 2.x 的定义；tokenize="none"，effective_order=False）。
 
         m_n, t_n = sum over sentences of modified_precision(hyp_i, references[i], n)
         c = sum_i len(hyp_i);   r = sum_i (the reference length closest to len(hyp_i);
@@ -126,11 +135,14 @@ def corpus_bleu(hypotheses, references, max_order=4, smooth="none"):
     table of question 9 then assigns to the search or to the model.
     """
     # TODO: pool clipped matches, totals and lengths over the corpus; BP * exp(mean log p_n) with the smoothing above.
+    # TODO（中文）：在整个语料上汇总裁剪后的匹配数、总数和长度；BP * exp(mean log p_n)，
+    # 按上面的方式平滑。
     raise NotImplementedError("corpus_bleu: fill in the TODO above")
 
 
 def sentence_bleu(hypothesis, references, max_order=4, smooth="none"):
     """BLEU of one sentence: corpus_bleu on a one-sentence corpus.
+    单个句子的 BLEU：在只有一个句子的语料上调用 corpus_bleu。
 
     Inputs:
     - hypothesis: list of strings
@@ -144,4 +156,5 @@ def sentence_bleu(hypothesis, references, max_order=4, smooth="none"):
     use smooth="exp" or "floor" for sentence-level scores.
     """
     # TODO: call corpus_bleu with a corpus of one hypothesis and its reference list.
+    # TODO（中文）：用只含一个候选译文及其参考译文列表的语料调用 corpus_bleu。
     raise NotImplementedError("sentence_bleu: fill in the TODO above")

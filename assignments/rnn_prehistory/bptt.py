@@ -1,5 +1,6 @@
 # Generated from solutions/rnn_prehistory/bptt.py by scripts/make_stubs.py.
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
+# 同学们：请完成下面的每个 TODO（每条英文说明下面都有中文）。
 """The Elman RNN and backpropagation through time (BPTT), in the CS231n row-vector convention.
 
     h_t = tanh(x_t Wx + h_{t-1} Wh + b)
@@ -15,6 +16,7 @@ import numpy as np
 
 def rnn_step_forward(x, prev_h, Wx, Wh, b):
     """One time step of a tanh RNN.
+    tanh RNN 的一个时间步。
 
         next_h = tanh(x Wx + prev_h Wh + b)
 
@@ -33,12 +35,15 @@ def rnn_step_forward(x, prev_h, Wx, Wh, b):
     """
     next_h, cache = None, None
     # TODO: next_h = tanh(x Wx + prev_h Wh + b); keep the inputs and next_h in cache.
+    # TODO（中文）：next_h = tanh(x Wx + prev_h Wh + b)；把输入和 next_h 存进
+    # cache。
     raise NotImplementedError("rnn_step_forward: fill in the TODO above")
     return next_h, cache
 
 
 def rnn_step_backward(dnext_h, cache):
     """Backward pass of one RNN step.
+    RNN 单步的反向传播。
 
     With a = x Wx + prev_h Wh + b and next_h = tanh(a):
         da = dnext_h * (1 - next_h**2)        (tanh'(a) = 1 - tanh(a)^2)
@@ -59,12 +64,14 @@ def rnn_step_backward(dnext_h, cache):
     """
     dx, dprev_h, dWx, dWh, db = None, None, None, None, None
     # TODO: da = dnext_h * (1 - next_h^2); then the five gradients of the affine map.
+    # TODO（中文）：da = dnext_h * (1 - next_h^2)；然后求仿射变换的五个梯度。
     raise NotImplementedError("rnn_step_backward: fill in the TODO above")
     return dx, dprev_h, dWx, dWh, db
 
 
 def rnn_forward(x, h0, Wx, Wh, b):
     """Run the RNN over a whole sequence.
+    在整条序列上运行 RNN。
 
         h_t = tanh(x_t Wx + h_{t-1} Wh + b),  t = 1..T, starting from h0
 
@@ -81,12 +88,14 @@ def rnn_forward(x, h0, Wx, Wh, b):
     """
     h, cache = None, None
     # TODO: loop over t with rnn_step_forward, collecting h[:, t] and each step's cache.
+    # TODO（中文）：用 rnn_step_forward 对 t 循环，收集 h[:, t] 和每一步的 cache。
     raise NotImplementedError("rnn_forward: fill in the TODO above")
     return h, cache
 
 
 def rnn_backward(dh, cache):
     """Full backpropagation through time.
+    完整的随时间反向传播 (BPTT)。
 
         gradient reaching h_t = dh[:, t] + (what flows back from h_{t+1}),   t = T..1
         dWh = sum_t h_{t-1}^T da_t   (and likewise dWx, db)
@@ -110,12 +119,15 @@ def rnn_backward(dh, cache):
     dx, dh0, dWx, dWh, db = None, None, None, None, None
     # TODO: walk t = T-1..0: add the gradient from the future to dh[:, t], call
     # rnn_step_backward, accumulate dWx, dWh, db over steps; what reaches h0 is dh0.
+    # TODO（中文）：倒序遍历 t = T-1..0：把来自未来的梯度加到 dh[:, t] 上，调用
+    # rnn_step_backward，并在各步上累加 dWx、dWh、db；到达 h0 的梯度就是 dh0。
     raise NotImplementedError("rnn_backward: fill in the TODO above")
     return dx, dh0, dWx, dWh, db
 
 
 def rnn_backward_truncated(dh, cache, k):
     """Truncated BPTT with chunks [0, k), [k, 2k), ... of the time axis.
+    截断 BPTT，把时间轴切成块 [0, k), [k, 2k), ...。
 
     Inputs:
     - dh: (N, T, H); cache: from rnn_forward; k: chunk length, an int >= 1
@@ -134,12 +146,15 @@ def rnn_backward_truncated(dh, cache, k):
     dx, dh0, dWx, dWh, db = None, None, None, None, None
     # TODO: for each chunk start s = 0, k, 2k, ...: back-propagate dh over [s, s+k) only,
     # dropping the gradient that would flow into h_{s-1}; sum the weight gradients.
+    # TODO（中文）：对每个块的起点 s = 0, k, 2k, ...：只在 [s, s+k) 上反向传播 dh，
+    # 丢弃本应流入 h_{s-1} 的梯度；把各块的权重梯度相加。
     raise NotImplementedError("rnn_backward_truncated: fill in the TODO above")
     return dx, dh0, dWx, dWh, db
 
 
 def numerical_gradient(f, x, h=1e-6):
     """Central-difference gradient of a scalar function.
+    标量函数的中心差分梯度。
 
         grad[i] = (f(x + h e_i) - f(x - h e_i)) / (2 h)
 
@@ -155,12 +170,14 @@ def numerical_gradient(f, x, h=1e-6):
     """
     grad = None
     # TODO: for each index i of x: evaluate f at x[i] + h and x[i] - h, restore x[i].
+    # TODO（中文）：对 x 的每个下标 i：在 x[i] + h 和 x[i] - h 处计算 f，然后恢复 x[i]。
     raise NotImplementedError("numerical_gradient: fill in the TODO above")
     return grad
 
 
 def rel_error(a, b):
     """CS231n's relative error: per element |a - b| / max(1e-8, |a| + |b|), then the maximum.
+    CS231n 的相对误差：逐元素 |a - b| / max(1e-8, |a| + |b|)，再取最大值。
 
     Inputs:
     - a, b: arrays of the same shape
@@ -169,4 +186,5 @@ def rel_error(a, b):
     - a float
     """
     # TODO: the element-wise ratio, then its maximum (as a Python float).
+    # TODO（中文）：逐元素的比值，再取其最大值（作为 Python float）。
     raise NotImplementedError("rel_error: fill in the TODO above")

@@ -1,5 +1,6 @@
 # Generated from solutions/rnn_prehistory/fault_injection.py by scripts/make_stubs.py.
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
+# 同学们：请完成下面的每个 TODO（每条英文说明下面都有中文）。
 """The fault-injection lab: why gradients vanish or explode through time, measured.
 
 Backpropagation through time multiplies one Jacobian per step (row-vector convention,
@@ -69,6 +70,7 @@ FIGURES = (
 
 def log_abs_cumprod(factors):
     """Running log-magnitude of a product (level 1 of the lab).
+    乘积的对数幅值的逐步轨迹（实验的第 1 级）。
 
         out[t] = log|factors[0] * factors[1] * ... * factors[t]| = sum_{s<=t} log|factors[s]|
 
@@ -88,11 +90,14 @@ def log_abs_cumprod(factors):
     factor is close to 1 (log|product| is a random walk with drift T * E[log|factor|]).
     """
     # TODO: out = cumsum(log|factors|); silence numpy's divide-by-zero warning for log(0) = -inf.
+    # TODO（中文）：out = cumsum(log|factors|)；屏蔽 numpy 在 log(0) =
+    # -inf 时的除零警告。
     raise NotImplementedError("log_abs_cumprod: fill in the TODO above")
 
 
 def scale_spectral_radius(W, rho):
     """Rescale a square matrix to a given spectral radius.
+    把方阵缩放到给定的谱半径。
 
         W_rho = W * rho / max_i |lambda_i(W)|
 
@@ -110,11 +115,13 @@ def scale_spectral_radius(W, rho):
     Oral-exam question 2: rho > 1 pushes the weight factor of the chain up, rho < 1 down.
     """
     # TODO: divide W by max|eig(W)| (np.linalg.eigvals, complex moduli), multiply by rho.
+    # TODO（中文）：W 除以 max|eig(W)|（np.linalg.eigvals，取复数的模），再乘以 rho。
     raise NotImplementedError("scale_spectral_radius: fill in the TODO above")
 
 
 def jacobian_chain_norms(Wh, hs, activation="tanh"):
     """Spectral norms of the BPTT Jacobian chain, k = 1..T steps back.
+    BPTT 雅可比连乘的谱范数，往回 k = 1..T 步。
 
         J_t = dh_t/dh_{t-1} = diag(act'(a_t)) Wh^T,   tanh'(a_t) = 1 - h_t**2
         norms[k-1] = || J_T J_{T-1} ... J_{T-k+1} ||_2     (largest singular value)
@@ -137,11 +144,14 @@ def jacobian_chain_norms(Wh, hs, activation="tanh"):
     """
     # TODO: multiply the step Jacobians diag(1 - h_t^2) Wh^T from t = T back to 1 (identity
     # for "linear" instead of the diag), recording the spectral norm of each partial product.
+    # TODO（中文）：从 t = T 往回到 1，连乘每一步的雅可比 diag(1 - h_t^2)
+    # Wh^T（"linear" 时用单位阵代替 diag），并记录每个部分积的谱范数。
     raise NotImplementedError("jacobian_chain_norms: fill in the TODO above")
 
 
 def clip_grad_norm(grads, max_norm):
     """Clip a set of gradients by their global L2 norm (Pascanu et al., 2013).
+    按全局 L2 范数裁剪一组梯度（Pascanu 等，2013）。
 
         total_norm = sqrt(sum_k ||grads[k]||_F^2)
         clipped[k] = grads[k] * min(1, max_norm / total_norm)
@@ -164,12 +174,15 @@ def clip_grad_norm(grads, max_norm):
     clipped, total_norm = None, None
     # TODO: total_norm over all arrays; if it exceeds max_norm scale every array by
     # max_norm / total_norm; return copies in a new dict.
+    # TODO（中文）：对所有数组求 total_norm；若它超过 max_norm，则把每个数组乘以 max_norm
+    # / total_norm；在新的 dict 中返回副本。
     raise NotImplementedError("clip_grad_norm: fill in the TODO above")
     return clipped, total_norm
 
 
 def linear_rnn_loss_and_grads(params, x, y):
     """Given helper (not graded): loss and gradients of a linear RNN, for injection 1.
+    给定的辅助函数（不计分）：线性 RNN 的损失与梯度，供注入 1 使用。
 
         h_0 = 0,  h_t = x_t Wx + h_{t-1} Wh + b,  L = 0.5 / N * sum_n ||h_T[n] - y[n]||^2
 
@@ -202,6 +215,7 @@ def linear_rnn_loss_and_grads(params, x, y):
 
 def product_stability(rng):
     """Level 1: the stability of a product of 500 random factors.
+    第 1 级：500 个随机因子连乘的稳定性。
 
         near_one_product_stays_bounded = (max_t |near[t]| < 20 and below[-1] < -100
                                           and above[-1] > 20, all finite)
@@ -223,12 +237,15 @@ def product_stability(rng):
     """
     out = None
     # TODO: three draws of N_FACTORS factors, log_abs_cumprod of each, the criterion above.
+    # TODO（中文）：抽取三组、每组 N_FACTORS 个因子，对每组做 log_abs_cumprod，
+    # 再应用上面的判据。
     raise NotImplementedError("product_stability: fill in the TODO above")
     return out
 
 
 def spectral_sweep(rng):
     """Level 2: the norm of dh_T/dh_0 for spectral radii 0.5, 1.0, 1.5, tanh and linear.
+    第 2 级：谱半径为 0.5、1.0、1.5 时 dh_T/dh_0 的范数，tanh 与线性两种。
 
         tanh:   h_t = tanh(h_{t-1} W)        linear: h_t = h_{t-1} W
         rho_below_one_gradient_decays         = rho0.5_tanh_norm < 1e-10
@@ -258,12 +275,15 @@ def spectral_sweep(rng):
     out = None
     # TODO: W0, then per rho: scale, initial state(s), tanh and linear rollouts,
     # jacobian_chain_norms(...)[-1]; medians at rho = 1; the three criteria above.
+    # TODO（中文）：先取 W0，然后对每个 rho：缩放、初始状态、tanh 和线性两种展开、
+    # jacobian_chain_norms(...)[-1]；rho = 1 时取中位数；再应用上面的三个判据。
     raise NotImplementedError("spectral_sweep: fill in the TODO above")
     return out
 
 
 def clipping_experiment(rng):
     """Injection 1: a linear RNN at rho = 1.5, trained with and without clipping.
+    注入 1：rho = 1.5 的线性 RNN，分别在有裁剪和无裁剪的情况下训练。
 
         clipping_caps_norm_keeps_training_alive = (noclip_first_nonfinite_step <= 3
             and clip_max_update_norm <= TAU * (1 + 1e-9)
@@ -291,12 +311,14 @@ def clipping_experiment(rng):
     out = None
     # TODO: draw the start, run the two SGD loops (stop the unclipped one at the first
     # non-finite loss), compute the four figures and the criterion.
+    # TODO（中文）：抽取起点，跑两个 SGD 循环（未裁剪的那个在第一次出现非有限损失时停止），计算四个数值和判据。
     raise NotImplementedError("clipping_experiment: fill in the TODO above")
     return out
 
 
 def vanishing_experiment(rng):
     """Injection 2: a tanh RNN at rho = 0.5; clipping cannot bring back a vanished gradient.
+    注入 2：rho = 0.5 的 tanh RNN；裁剪无法让已消失的梯度恢复。
 
         vanish_dx1_noclip = ||dx[:, 0]||,  vanish_dx1_clip = ||clipped["x"][:, 0]||,
         vanish_dxT = ||dx[:, T-1]||
@@ -320,12 +342,14 @@ def vanishing_experiment(rng):
     """
     out = None
     # TODO: draw, forward, backward with dh on the last step only, clip, three norms.
+    # TODO（中文）：抽样、前向、只在最后一步放 dh 做反向、裁剪、三个范数。
     raise NotImplementedError("vanishing_experiment: fill in the TODO above")
     return out
 
 
 def bptt_gradient_check(rng):
     """Level 3: BPTT against central differences on a small Elman RNN.
+    第 3 级：在一个小型 Elman RNN 上把 BPTT 与中心差分对拍。
 
         L = sum_{n,t,i} R[n,t,i] * h[n,t,i]      (so dh = R)
         bptt_rel_error = ||g - g_num|| / (||g|| + ||g_num||)
@@ -349,11 +373,13 @@ def bptt_gradient_check(rng):
     weights whose gradient is the sum over steps; the check validates both at once.
     """
     # TODO: draw, analytic gradient, numerical gradient of each parameter, the ratio.
+    # TODO（中文）：抽样、解析梯度、每个参数的数值梯度、比值。
     raise NotImplementedError("bptt_gradient_check: fill in the TODO above")
 
 
 def run_fault_injection(seed=42):
     """The whole lab with one seed: levels 1-3 and the two fault injections.
+    用一个种子跑完整个实验：第 1-3 级和两处故障注入。
 
     Inputs:
     - seed: an int
@@ -373,4 +399,5 @@ def run_fault_injection(seed=42):
     Oral-exam questions 2-4.
     """
     # TODO: one Generator, the five experiments in order, merged into one dict.
+    # TODO（中文）：一个 Generator，按顺序跑五个实验，合并成一个 dict。
     raise NotImplementedError("run_fault_injection: fill in the TODO above")

@@ -1,5 +1,6 @@
 # Generated from solutions/rnn_prehistory/gate_derivative.py by scripts/make_stubs.py.
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
+# 同学们：请完成下面的每个 TODO（每条英文说明下面都有中文）。
 """The minimal forget-gate circuit: why a gate keeps the gradient alive.
 
 The course notes (前沿专题·序列建模前史), stage three, section 4, strip the LSTM down
@@ -25,6 +26,7 @@ import numpy as np
 
 def forget_gate_forward(c_prev, f, g):
     """Forward pass of the gated cell update.
+    门控细胞更新的前向传播。
 
         c = f * c_prev + g
 
@@ -41,12 +43,14 @@ def forget_gate_forward(c_prev, f, g):
     """
     c, cache = None, None
     # TODO: c = f * c_prev + g; keep in cache the two values the product rule will need.
+    # TODO（中文）：c = f * c_prev + g；把乘积法则要用到的两个值存进 cache。
     raise NotImplementedError("forget_gate_forward: fill in the TODO above")
     return c, cache
 
 
 def forget_gate_backward(dc, cache):
     """Backward pass of the gated cell update.
+    门控细胞更新的反向传播。
 
     With c = f * c_prev + g and an upstream gradient dc = dL/dc, the product rule gives
 
@@ -67,12 +71,14 @@ def forget_gate_backward(dc, cache):
     """
     dc_prev, df, dg = None, None, None
     # TODO: apply the product rule to c = f * c_prev + g for each of c_prev, f and g.
+    # TODO（中文）：对 c = f * c_prev + g 分别就 c_prev、f 和 g 应用乘积法则。
     raise NotImplementedError("forget_gate_backward: fill in the TODO above")
     return dc_prev, df, dg
 
 
 def forget_gate_jacobian(f):
     """The local Jacobian dc_l/dc_{l-1} of the gated update, one matrix per example.
+    门控更新的局部雅可比 dc_l/dc_{l-1}，每个样本一个矩阵。
 
         J[n] = diag(f[n])        because dc[n, i]/dc_prev[n, j] = f[n, i] if i == j else 0
 
@@ -90,12 +96,14 @@ def forget_gate_jacobian(f):
     """
     J = None
     # TODO: build J of shape (N, H, H) with f[n] on the diagonal of J[n] and zeros elsewhere.
+    # TODO（中文）：构造形状为 (N, H, H) 的 J：J[n] 的对角线是 f[n]，其余为零。
     raise NotImplementedError("forget_gate_jacobian: fill in the TODO above")
     return J
 
 
 def cell_gradient_norms(fs):
     """How much gradient survives k steps back along the cell path, for k = 1..T.
+    沿细胞路径往回 k 步后还剩多少梯度，k = 1..T。
 
         dc_T/dc_{T-k} = diag(f_T) diag(f_{T-1}) ... diag(f_{T-k+1})
         norms[k-1] = max_n || dc_T/dc_{T-k} ||_2 = max_n max_i | prod_{t=T-k+1..T} f_t[n, i] |
@@ -117,5 +125,7 @@ def cell_gradient_norms(fs):
     norms = None
     # TODO: multiply the gates from the last step backwards; after k of them record the
     # largest |product| over the batch and the units (the spectral norm of a diagonal matrix).
+    # TODO（中文）：从最后一步开始往回连乘各门；乘了 k 个之后，记录在整批和各单元上的最大
+    # |乘积|（即对角矩阵的谱范数）。
     raise NotImplementedError("cell_gradient_norms: fill in the TODO above")
     return norms

@@ -1,5 +1,6 @@
 # Generated from solutions/rnn_prehistory/gru_lstm.py by scripts/make_stubs.py.
 # Students: fill in every TODO below. Instructors: edit the solution, then run `make stubs`.
+# 同学们：请完成下面的每个 TODO（每条英文说明下面都有中文）。
 """Gated cells: one GRU step, one LSTM step, and an LSTM over a whole sequence.
 
 The course notes (前沿专题·序列建模前史), stage four, put the two cells side by side.
@@ -29,6 +30,7 @@ import numpy as np
 
 def sigmoid(x):
     """Numerically stable logistic function 1 / (1 + exp(-x)), element-wise.
+    数值稳定的逻辑函数 1 / (1 + exp(-x))，逐元素计算。
 
     (Given, not a TODO.) The naive formula overflows in exp(-x) for x < -709; here exp only
     ever sees -|x| <= 0, and for x < 0 the equivalent form exp(x) / (1 + exp(x)) is used.
@@ -39,6 +41,7 @@ def sigmoid(x):
 
 def gru_step_forward(x, prev_h, Wx, Wh, b):
     """Forward pass of one GRU step, in this course's convention.
+    GRU 单步的前向传播，采用本课程的约定。
 
     The columns of Wx, Wh and b are three blocks of H, in the order update u, relevance r,
     candidate c (Wx_u = Wx[:, :H], Wx_r = Wx[:, H:2H], Wx_c = Wx[:, 2H:], same for Wh, b):
@@ -80,12 +83,16 @@ def gru_step_forward(x, prev_h, Wx, Wh, b):
     next_h, cache = None, None
     # TODO: compute u, r (sigmoid) and the candidate c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c),
     # then next_h = u * c~ + (1 - u) * prev_h; keep what the backward pass needs in cache.
+    # TODO（中文）：计算 u、r（sigmoid）以及候选状态 c~ = tanh(x Wx_c + (r *
+    # prev_h) Wh_c + b_c)，然后 next_h = u * c~ + (1 - u) * prev_h；
+    # 把反向传播需要的量存进 cache。
     raise NotImplementedError("gru_step_forward: fill in the TODO above")
     return next_h, cache
 
 
 def gru_step_backward(dnext_h, cache):
     """Backward pass of one GRU step (the convention of gru_step_forward).
+    GRU 单步的反向传播（与 gru_step_forward 的约定一致）。
 
     With a_u, a_r, a_c the pre-activations of the three blocks:
 
@@ -115,12 +122,15 @@ def gru_step_backward(dnext_h, cache):
     dx, dprev_h, dWx, dWh, db = None, None, None, None, None
     # TODO: backpropagate through next_h = u * c~ + (1 - u) * prev_h, the tanh and the two
     # sigmoids; prev_h is used four times, so dprev_h sums four contributions.
+    # TODO（中文）：反向传播经过 next_h = u * c~ + (1 - u) * prev_h、tanh
+    # 以及两个 sigmoid；prev_h 被用了四次，所以 dprev_h 是四份贡献之和。
     raise NotImplementedError("gru_step_backward: fill in the TODO above")
     return dx, dprev_h, dWx, dWh, db
 
 
 def lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b):
     """Forward pass of one LSTM step (the standard form of Hochreiter & Schmidhuber / Gers).
+    LSTM 单步的前向传播（Hochreiter & Schmidhuber / Gers 的标准形式）。
 
     The columns of Wx, Wh and b are four blocks of H in the order i, f, o, g:
 
@@ -155,12 +165,15 @@ def lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b):
     next_h, next_c, cache = None, None, None
     # TODO: a = x Wx + prev_h Wh + b, split into the blocks i, f, o, g (in this order),
     # then next_c = f * prev_c + i * g and next_h = o * tanh(next_c).
+    # TODO（中文）：a = x Wx + prev_h Wh + b，按 i、f、o、g 的顺序切分成块，然后
+    # next_c = f * prev_c + i * g，next_h = o * tanh(next_c)。
     raise NotImplementedError("lstm_step_forward: fill in the TODO above")
     return next_h, next_c, cache
 
 
 def lstm_step_backward(dnext_h, dnext_c, cache):
     """Backward pass of one LSTM step.
+    LSTM 单步的反向传播。
 
     The cell receives gradient from two places: directly from the next step (dnext_c) and
     through next_h = o * tanh(next_c):
@@ -190,12 +203,15 @@ def lstm_step_backward(dnext_h, dnext_c, cache):
     dx, dprev_h, dprev_c, dWx, dWh, db = None, None, None, None, None, None
     # TODO: add the two gradients that reach next_c, backpropagate through the four
     # gates (blocks i, f, o, g) and the shared affine map a = x Wx + prev_h Wh + b.
+    # TODO（中文）：把到达 next_c 的两份梯度相加，再反向传播经过四个门（块 i、f、o、g）和共享的仿射变换 a
+    # = x Wx + prev_h Wh + b。
     raise NotImplementedError("lstm_step_backward: fill in the TODO above")
     return dx, dprev_h, dprev_c, dWx, dWh, db
 
 
 def lstm_forward(x, h0, Wx, Wh, b):
     """Run an LSTM over a whole sequence; the cell starts at c0 = 0.
+    在整条序列上运行 LSTM；细胞状态从 c0 = 0 开始。
 
         h_t, c_t = lstm_step_forward(x_t, h_{t-1}, c_{t-1}, Wx, Wh, b),  t = 1..T
 
@@ -215,12 +231,15 @@ def lstm_forward(x, h0, Wx, Wh, b):
     h, cache = None, None
     # TODO: loop over time with lstm_step_forward, starting from h0 and c0 = 0; keep
     # every step's cache.
+    # TODO（中文）：用 lstm_step_forward 对时间循环，从 h0 和 c0 = 0 开始；保留每一步的
+    # cache。
     raise NotImplementedError("lstm_forward: fill in the TODO above")
     return h, cache
 
 
 def lstm_backward(dh, cache):
     """Backward pass of an LSTM over a whole sequence (full BPTT).
+    整条序列上 LSTM 的反向传播（完整 BPTT）。
 
     Inputs:
     - dh: upstream gradients of all hidden states, of shape (N, T, H)
@@ -243,5 +262,7 @@ def lstm_backward(dh, cache):
     dx, dh0, dWx, dWh, db = None, None, None, None, None
     # TODO: walk back over time with lstm_step_backward, carrying dprev_h and dprev_c from
     # step to step and summing the weight gradients.
+    # TODO（中文）：用 lstm_step_backward 沿时间往回走，逐步传递 dprev_h 和 dprev_c，
+    # 并累加权重梯度。
     raise NotImplementedError("lstm_backward: fill in the TODO above")
     return dx, dh0, dWx, dWh, db
