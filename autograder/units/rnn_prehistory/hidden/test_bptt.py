@@ -10,6 +10,7 @@ import numpy as np
 
 from autograder.checks import (CheckFailed, MutationCheck, expect_array, expect_close, expect_gradients,
                                expect_not_mutated, expect_tuple, finite_differences, norm_rel_error)
+from autograder.i18n import _
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 
 # Gradients: checks.expect_gradients' default tolerance 1e-6 on ||g - g_num|| / (||g|| + ||g_num||);
@@ -26,8 +27,8 @@ def test_rnn_step_forward_matches_reference(bptt, reference, rng):
         x, prev_h = rng.normal(size=(N, D)), rng.normal(size=(N, H))
         Wx, Wh, b = rng.normal(size=(D, H)), rng.normal(size=(H, H)), rng.normal(size=H)
         out = expect_tuple(bptt.rnn_step_forward(x, prev_h, Wx, Wh, b), 2, "rnn_step_forward")
-        expected, _ = reference.bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)
-        expect_close(out[0], expected, f"next_h for N={N}, D={D}, H={H}")
+        expected, _cache = reference.bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)
+        expect_close(out[0], expected, _("next_h for {sizes}").format(sizes=f"N={N}, D={D}, H={H}"))
 
 
 def test_rnn_step_backward_matches_finite_differences(bptt, reference, rng):
@@ -35,23 +36,24 @@ def test_rnn_step_backward_matches_finite_differences(bptt, reference, rng):
         x, prev_h = rng.normal(size=(N, 4)), rng.normal(size=(N, 5))
         Wx, Wh, b = rng.normal(size=(4, 5)) * 0.5, rng.normal(size=(5, 5)) * 0.5, rng.normal(size=5) * 0.1
         dnext = rng.normal(size=(N, 5))
-        _, cache = bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)
+        _h, cache = bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)
         grads = expect_tuple(bptt.rnn_step_backward(dnext, cache), 5, "rnn_step_backward")
 
         def loss():
             return float(np.sum(dnext * reference.bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)[0]))
 
         numeric = finite_differences(loss, [x, prev_h, Wx, Wh, b])
-        expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"], f"rnn_step_backward with N={N}")
+        expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"],
+                         _("rnn_step_backward with {sizes}").format(sizes=f"N={N}"))
 
 
 def test_rnn_forward_matches_reference(bptt, reference, rng):
     for N, T, D, H in [(1, 1, 2, 3), (3, 7, 4, 5)]:
         x, h0, Wx, Wh, b = rnn_params(rng, N, T, D, H)
         out = expect_tuple(bptt.rnn_forward(x, h0, Wx, Wh, b), 2, "rnn_forward")
-        expected, _ = reference.bptt.rnn_forward(x, h0, Wx, Wh, b)
-        expect_close(out[0], expected, f"h for N={N}, T={T}, D={D}, H={H}",
-                     hint="h[:, t] is the state after step t; h0 is not part of h")
+        expected, _cache = reference.bptt.rnn_forward(x, h0, Wx, Wh, b)
+        expect_close(out[0], expected, _("h for {sizes}").format(sizes=f"N={N}, T={T}, D={D}, H={H}"),
+                     hint=_("h[:, t] is the state after step t; h0 is not part of h"))
 
 
 def _full_loss(reference, dh, x, h0, Wx, Wh, b):
@@ -62,11 +64,12 @@ def test_rnn_backward_matches_finite_differences(bptt, reference, rng):
     for N, T in [(3, 5), (1, 4), (2, 1)]:      # and the edges: a batch of one, a sequence of one step
         x, h0, Wx, Wh, b = rnn_params(rng, N=N, T=T)
         dh = rng.normal(size=(N, T, 6))
-        _, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
+        _h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
         grads = expect_tuple(bptt.rnn_backward(dh, cache), 5, "rnn_backward")
         numeric = finite_differences(_full_loss(reference, dh, x, h0, Wx, Wh, b), [x, h0, Wx, Wh, b])
-        expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"], f"rnn_backward with N={N}, T={T}",
-                         "the gradient reaching h_t is dh[:, t] plus what flows back from step t+1")
+        expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"],
+                         _("rnn_backward with {sizes}").format(sizes=f"N={N}, T={T}"),
+                         _("the gradient reaching h_t is dh[:, t] plus what flows back from step t+1"))
 
 
 def test_rnn_backward_accumulates_over_time(bptt, reference, rng):
@@ -74,12 +77,12 @@ def test_rnn_backward_accumulates_over_time(bptt, reference, rng):
     x, h0, Wx, Wh, b = rnn_params(rng, N=2, T=6, D=3, H=4)
     dh = np.zeros((2, 6, 4))
     dh[:, -1] = rng.normal(size=(2, 4))
-    _, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
+    _h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
     grads = expect_tuple(bptt.rnn_backward(dh, cache), 5, "rnn_backward")
     numeric = finite_differences(_full_loss(reference, dh, x, h0, Wx, Wh, b), [x, h0, Wx, Wh, b])
     expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"],
-                     "rnn_backward with a loss on h_T only",
-                     "dWx, dWh and db are sums over all time steps, not the last step's share")
+                     _("rnn_backward with a loss on h_T only"),
+                     _("dWx, dWh and db are sums over all time steps, not the last step's share"))
 
 
 def _truncated_loss(reference, dh, x, h0, Wx, Wh, b, k, frozen):
@@ -90,7 +93,7 @@ def _truncated_loss(reference, dh, x, h0, Wx, Wh, b, k, frozen):
         total = 0.0
         for s in range(0, T, k):
             start = h0 if s == 0 else frozen[:, s - 1]
-            h, _ = reference.bptt.rnn_forward(x[:, s:s + k], start, Wx, Wh, b)
+            h, _cache = reference.bptt.rnn_forward(x[:, s:s + k], start, Wx, Wh, b)
             total += float(np.sum(dh[:, s:s + k] * h))
         return total
 
@@ -101,27 +104,27 @@ def test_rnn_backward_truncated_matches_definition(bptt, reference, rng):
     for k in (1, 3):
         x, h0, Wx, Wh, b = rnn_params(rng, N=2, T=7, D=3, H=4)
         dh = rng.normal(size=(2, 7, 4))
-        frozen, _ = reference.bptt.rnn_forward(x, h0, Wx, Wh, b)
-        _, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
+        frozen, _cache = reference.bptt.rnn_forward(x, h0, Wx, Wh, b)
+        _h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
         grads = expect_tuple(bptt.rnn_backward_truncated(dh, cache, k), 5, f"rnn_backward_truncated(k={k})")
         numeric = finite_differences(_truncated_loss(reference, dh, x, h0, Wx, Wh, b, k, frozen),
                                      [x, h0, Wx, Wh, b])
         expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"], f"rnn_backward_truncated(k={k}, T=7)",
-                         "no gradient crosses t = k, 2k, ...; the last chunk may be shorter; "
-                         "dh0 only gets the first chunk's gradient")
+                         _("no gradient crosses t = k, 2k, ...; the last chunk may be shorter; "
+                           "dh0 only gets the first chunk's gradient"))
 
 
 def test_rnn_backward_truncated_k_ge_T_equals_full(bptt, reference, rng):
     x, h0, Wx, Wh, b = rnn_params(rng, N=2, T=5, D=3, H=4)
     dh = rng.normal(size=(2, 5, 4))
-    _, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
-    _, ref_cache = reference.bptt.rnn_forward(x, h0, Wx, Wh, b)
+    _h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
+    _h, ref_cache = reference.bptt.rnn_forward(x, h0, Wx, Wh, b)
     expected = reference.bptt.rnn_backward(dh, ref_cache)
     for k in (5, 9):
         grads = expect_tuple(bptt.rnn_backward_truncated(dh, cache, k), 5, f"rnn_backward_truncated(k={k})")
         for g, e, name in zip(grads, expected, ["dx", "dh0", "dWx", "dWh", "db"]):
-            expect_close(g, e, f"rnn_backward_truncated with k={k} >= T=5: {name}",
-                         hint="with k >= T nothing is truncated: the result equals rnn_backward")
+            expect_close(g, e, _("rnn_backward_truncated with k={k} >= T=5: {name}").format(k=k, name=name),
+                         hint=_("with k >= T nothing is truncated: the result equals rnn_backward"))
 
 
 def test_numerical_gradient_matches_analytic(bptt, rng):
@@ -134,12 +137,12 @@ def test_numerical_gradient_matches_analytic(bptt, rng):
     # The reference stays below 3e-10 here (3000 draws); a one-sided 1/h is off by 0.3.
     err = norm_rel_error(grad, f.gradient(x))
     if not err < 1e-8:
-        raise CheckFailed(f"numerical_gradient of sum(w x^3) + sum(x A) is wrong: relative error {err:.1e}; "
-                          "use central differences (f(x+h) - f(x-h)) / 2h for each entry")
+        raise CheckFailed(_("numerical_gradient of sum(w x^3) + sum(x A) is wrong: relative error {error}; "
+                            "use central differences (f(x+h) - f(x-h)) / 2h for each entry").format(error=f"{err:.1e}"))
     x2 = rng.normal(size=(5,))
     f2 = CubicForm(w=rng.normal(size=5), A=rng.normal(size=(5, 1)))
     bptt.numerical_gradient(f2, x2)
-    expect_not_mutated(bptt, "numerical_gradient (restore x[i] after each probe)")
+    expect_not_mutated(bptt, _("numerical_gradient (restore x[i] after each probe)"))
 
 
 def test_rel_error_matches_formula(bptt, rng):
@@ -149,8 +152,9 @@ def test_rel_error_matches_formula(bptt, rng):
     expected = np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)))
     got = bptt.rel_error(a, b)
     if not isinstance(got, (float, int)) or not abs(got - expected) <= 1e-12 * max(1.0, abs(expected)):
-        raise CheckFailed(f"rel_error returned {got!r}, expected {expected:.6e}: the ratio is taken per "
-                          "element with the denominator max(1e-8, |a| + |b|), then the maximum (a float)")
+        raise CheckFailed(_("rel_error returned {got}, expected {expected}: the ratio is taken per element with "
+                            "the denominator max(1e-8, |a| + |b|), then the maximum (a float)").format(
+                                got=repr(got), expected=f"{expected:.6e}"))
 
 
 def test_no_input_mutation(bptt, rng):

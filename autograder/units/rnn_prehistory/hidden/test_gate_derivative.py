@@ -12,6 +12,7 @@ import numpy as np
 
 from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple, \
     finite_differences, norm_rel_error
+from autograder.i18n import _
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. The circuit is bilinear, so central
 # differences are exact up to rounding: the reference stays below 2e-9 for the backward pass
@@ -42,31 +43,32 @@ def test_forget_gate_forward_matches_reference(gate_derivative, reference, rng):
     for N, H in [(1, 1), (3, 5), (4, 2)]:
         c_prev, f, g = rng.normal(size=(N, H)), gates(rng, (N, H)), rng.normal(size=(N, H))
         out = expect_tuple(gate_derivative.forget_gate_forward(c_prev, f, g), 2, "forget_gate_forward")
-        expected, _ = reference.gate_derivative.forget_gate_forward(c_prev, f, g)
-        expect_close(out[0], expected, f"forget_gate_forward: c for N={N}, H={H}",
-                     hint="c = f * c_prev + g, element-wise (no matrix product)")
+        expected, _cache = reference.gate_derivative.forget_gate_forward(c_prev, f, g)
+        expect_close(out[0], expected, _("forget_gate_forward: c for {sizes}").format(sizes=f"N={N}, H={H}"),
+                     hint=_("c = f * c_prev + g, element-wise (no matrix product)"))
 
 
 def test_forget_gate_backward_matches_finite_differences(gate_derivative, reference, rng):
     for N, H in [(3, 5), (2, 1), (1, 4)]:      # a batch of one keeps its axis: (1, H), never (H,)
         c_prev, f, g = rng.normal(size=(N, H)), gates(rng, (N, H)), rng.normal(size=(N, H))
         dc = rng.normal(size=(N, H))
-        _, cache = expect_tuple(gate_derivative.forget_gate_forward(c_prev, f, g), 2, "forget_gate_forward")
+        _c, cache = expect_tuple(gate_derivative.forget_gate_forward(c_prev, f, g), 2, "forget_gate_forward")
         grads = expect_tuple(gate_derivative.forget_gate_backward(dc, cache), 3, "forget_gate_backward")
 
         def loss():
             return float(np.sum(dc * reference.gate_derivative.forget_gate_forward(c_prev, f, g)[0]))
 
         numeric = finite_differences(loss, [c_prev, f, g])
-        hints = {"dc_prev": "dc_prev = dc * f: the gate is the whole local Jacobian",
-                 "df": "df = dc * c_prev (the OLD cell state, not the new one)",
-                 "dg": "dg = dc: the addition passes the gradient on unchanged"}
+        hints = {"dc_prev": _("dc_prev = dc * f: the gate is the whole local Jacobian"),
+                 "df": _("df = dc * c_prev (the OLD cell state, not the new one)"),
+                 "dg": _("dg = dc: the addition passes the gradient on unchanged")}
         for got, num, name in zip(grads, numeric, ["dc_prev", "df", "dg"]):
             expect_array(got, num.shape, f"forget_gate_backward (N={N}, H={H}): {name}")
             err = norm_rel_error(got, num) if np.all(np.isfinite(got)) else np.inf
             if not err < GRAD_TOL:
-                raise CheckFailed(f"forget_gate_backward (N={N}, H={H}): {name} disagrees with finite differences "
-                                  f"(relative error {err:.1e}); {hints[name]}")
+                raise CheckFailed(_("forget_gate_backward ({sizes}): {name} disagrees with finite differences "
+                                    "(relative error {error}); {hint}").format(
+                                        sizes=f"N={N}, H={H}", name=name, error=f"{err:.1e}", hint=hints[name]))
 
 
 def test_forget_gate_jacobian_is_diag_f(gate_derivative, reference, rng):
@@ -79,18 +81,19 @@ def test_forget_gate_jacobian_is_diag_f(gate_derivative, reference, rng):
         for j in range(H):
             e = np.zeros((N, H))
             e[n, j] = FD_STEP
-            plus, _ = reference.gate_derivative.forget_gate_forward(c_prev + e, f, g)
-            minus, _ = reference.gate_derivative.forget_gate_forward(c_prev - e, f, g)
+            plus, _cache = reference.gate_derivative.forget_gate_forward(c_prev + e, f, g)
+            minus, _cache = reference.gate_derivative.forget_gate_forward(c_prev - e, f, g)
             numeric[:, j] = (plus[n] - minus[n]) / (2 * FD_STEP)
         off = J[n][~np.eye(H, dtype=bool)]
         if np.any(off != 0):
-            raise CheckFailed(f"forget_gate_jacobian: J[{n}] has non-zero off-diagonal entries (largest "
-                              f"{np.max(np.abs(off)):.2e}); c = f * c_prev is element-wise, so unit i of c depends "
-                              "on unit i of c_prev only: J[n] = diag(f[n])")
+            raise CheckFailed(_("forget_gate_jacobian: J[{n}] has non-zero off-diagonal entries (largest "
+                                "{largest}); c = f * c_prev is element-wise, so unit i of c depends on unit i of "
+                                "c_prev only: J[n] = diag(f[n])").format(n=n, largest=f"{np.max(np.abs(off)):.2e}"))
         err = norm_rel_error(J[n], numeric)
         if not err < GRAD_TOL:
-            raise CheckFailed(f"forget_gate_jacobian: J[{n}] is not dc/dc_prev (relative error {err:.1e} against "
-                              "finite differences); its diagonal is f[n] itself, not f * (1 - f) or c_prev")
+            raise CheckFailed(_("forget_gate_jacobian: J[{n}] is not dc/dc_prev (relative error {error} against "
+                                "finite differences); its diagonal is f[n] itself, not f * (1 - f) or c_prev").format(
+                                    n=n, error=f"{err:.1e}"))
 
 
 def test_cell_gradient_norms_matches_explicit_jacobian_product(gate_derivative, rng):
@@ -98,11 +101,13 @@ def test_cell_gradient_norms_matches_explicit_jacobian_product(gate_derivative, 
         fs = gates(rng, (T, N, H))
         if T == 9:
             fs[:4] = 0.999          # early gates ~ 1, late gates random: order matters
-        norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,), f"cell_gradient_norms for T={T}")
-        expect_close(norms, explicit_norms(fs), f"cell_gradient_norms for T={T}, N={N}, H={H}",
-                     hint="norms[k-1] is the spectral norm of the product of the LAST k gates "
-                          "(f_T back to f_{T-k+1}), maximised over the batch; the spectral norm of a "
-                          "diagonal matrix is its largest |entry|, not the Frobenius norm or a mean")
+        norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,),
+                             _("cell_gradient_norms for {sizes}").format(sizes=f"T={T}"))
+        expect_close(norms, explicit_norms(fs),
+                     _("cell_gradient_norms for {sizes}").format(sizes=f"T={T}, N={N}, H={H}"),
+                     hint=_("norms[k-1] is the spectral norm of the product of the LAST k gates "
+                            "(f_T back to f_{T-k+1}), maximised over the batch; the spectral norm of a "
+                            "diagonal matrix is its largest |entry|, not the Frobenius norm or a mean"))
 
 
 def test_all_remember_keeps_gradient_over_100_steps(gate_derivative, rng):
@@ -110,13 +115,13 @@ def test_all_remember_keeps_gradient_over_100_steps(gate_derivative, rng):
     fs = 1.0 - rng.uniform(0, 1e-5, size=(T, N, H))    # forget gates ~ 1: products >= (1 - 1e-5)^100 > 0.999
     norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,), "cell_gradient_norms")
     if not (np.all(norms <= 1.0) and np.all(norms >= 0.999) and np.all(np.diff(norms) <= 0)):
-        raise CheckFailed(f"with every forget gate ~ 1 (f >= 1 - 1e-5) the gradient must survive 100 steps: "
-                          f"norms should stay in [0.999, 1] and never grow, got min {np.min(norms):.3g}, "
-                          f"max {np.max(norms):.3g}")
-    expect_close(norms, explicit_norms(fs), "cell_gradient_norms with f ~ 1 over T = 100")
+        raise CheckFailed(_("with every forget gate ~ 1 (f >= 1 - 1e-5) the gradient must survive 100 steps: "
+                            "norms should stay in [0.999, 1] and never grow, got min {low}, max {high}").format(
+                                low=f"{np.min(norms):.3g}", high=f"{np.max(norms):.3g}"))
+    expect_close(norms, explicit_norms(fs), _("cell_gradient_norms with f ~ 1 over T = 100"))
     ones = gate_derivative.cell_gradient_norms(np.ones((T, 2, 3)))
-    expect_close(ones, np.ones(T), "cell_gradient_norms with every gate exactly 1",
-                 hint="a product of identity matrices is the identity, whose spectral norm is 1")
+    expect_close(ones, np.ones(T), _("cell_gradient_norms with every gate exactly 1"),
+                 hint=_("a product of identity matrices is the identity, whose spectral norm is 1"))
 
 
 def test_all_forget_vanishes_at_once(gate_derivative, rng):
@@ -124,12 +129,12 @@ def test_all_forget_vanishes_at_once(gate_derivative, rng):
     fs = rng.uniform(0, 1e-3, size=(T, N, H))           # forget gates ~ 0: products of two < 1e-6
     norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,), "cell_gradient_norms")
     if not (np.all(np.isfinite(norms)) and norms[0] <= 1e-3 and np.all(norms[1:] <= 1e-6)):
-        raise CheckFailed(f"with every forget gate ~ 0 (f <= 1e-3) the gradient must vanish at once: norms[0] "
-                          f"(one step back) is the largest gate, <= 1e-3, got {norms[0]:.3g}; two steps back "
-                          f"<= 1e-6, got {norms[1] if T > 1 else 0:.3g}")
-    expect_close(norms[:20], explicit_norms(fs[-20:])[:20], "cell_gradient_norms with f ~ 0 (first 20 entries)")
+        raise CheckFailed(_("with every forget gate ~ 0 (f <= 1e-3) the gradient must vanish at once: norms[0] "
+                            "(one step back) is the largest gate, <= 1e-3, got {one}; two steps back "
+                            "<= 1e-6, got {two}").format(one=f"{norms[0]:.3g}", two=f"{norms[1] if T > 1 else 0:.3g}"))
+    expect_close(norms[:20], explicit_norms(fs[-20:])[:20], _("cell_gradient_norms with f ~ 0 (first 20 entries)"))
     if np.any(norms < 0):
-        raise CheckFailed("cell_gradient_norms returned a negative norm")
+        raise CheckFailed(_("cell_gradient_norms returned a negative norm"))
 
 
 def test_gate_functions_do_not_mutate_inputs(gate_derivative, rng):

@@ -19,6 +19,7 @@ import numpy as np
 
 from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_gradients, expect_tuple, \
     finite_differences, rel_error
+from autograder.i18n import N_, _
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. Against these finite differences the
 # reference stays below 2.5e-8 on the shapes below (1000 seeds; the worst is dh0 with a loss
@@ -40,8 +41,8 @@ def blocks(M, H, k):
 
 
 # ------------------------------------------------------------ GRU conventions, grader side
-SEED_GRU = "next_h = u * c~ + (1 - u) * prev_h, c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c), blocks u, r, c " \
-           "(this course's convention; see the docstring)"
+SEED_GRU = N_("next_h = u * c~ + (1 - u) * prev_h, c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c), blocks u, r, c "
+              "(this course's convention; see the docstring)")
 
 
 def gru_variant(x, prev_h, Wx, Wh, b, update="new", reset="before", order="urc"):
@@ -70,23 +71,25 @@ def gru_variant(x, prev_h, Wx, Wh, b, update="new", reset="before", order="urc")
 def describe_gru(update, reset, order):
     parts = []
     if update == "old":
-        parts.append("your update gate weights the OLD state (next_h = (1 - u) * c~ + u * prev_h)")
+        parts.append(_("your update gate weights the OLD state (next_h = (1 - u) * c~ + u * prev_h)"))
     if reset != "before":
-        parts.append(f"you apply r AFTER the recurrent matmul (r * (prev_h Wh_c{' + b_c' if reset == 'after_bias' else ''}))")
+        formula = f"r * (prev_h Wh_c{' + b_c' if reset == 'after_bias' else ''})"
+        parts.append(_("you apply r AFTER the recurrent matmul ({formula})").format(formula=formula))
     if order == "ruc":
-        parts.append("you read the column blocks in the order r, u, c (PyTorch's r, z, n)")
+        parts.append(_("you read the column blocks in the order r, u, c (PyTorch's r, z, n)"))
     if update == "old" and reset != "before":
-        name = "PyTorch's nn.GRU convention"
+        name = _("PyTorch's nn.GRU convention")
     elif update == "old":
-        name = "the convention of d2l (Dive into Deep Learning) and Cho et al. 2014"
+        name = _("the convention of d2l (Dive into Deep Learning) and Cho et al. 2014")
     elif reset != "before":
-        name = "PyTorch's placement of the reset gate"
+        name = _("PyTorch's placement of the reset gate")
     else:
-        name = "PyTorch's block order"
-    text = f"Your GRU matches {name}: {'; '.join(parts)}. This exercise uses {SEED_GRU}."
+        name = _("PyTorch's block order")
+    text = _("Your GRU matches {name}: {differences}. This exercise uses {convention}.").format(
+        name=name, differences="; ".join(parts), convention=_(SEED_GRU))
     if update == "old":
-        text += (" Both are the same family of cells (z = 1 - u), but for the same weights the numbers differ, "
-                 "and the API fixes this course's convention.")
+        text += _(" Both are the same family of cells (z = 1 - u), but for the same weights the numbers differ, "
+                  "and the API fixes this course's convention.")
     return text
 
 
@@ -117,10 +120,10 @@ def lstm_variant(x, prev_h, prev_c, Wx, Wh, b, order=EXERCISE_ORDER):
 
 
 def describe_lstm(order):
-    which = "PyTorch's gate order i, f, g, o (nn.LSTM)" if order == PYTORCH_ORDER \
-        else f"the gate order {', '.join(order)}"
-    return (f"Your LSTM reads the column blocks in {which}; this exercise uses i, f, o, g (as in "
-            "CS231n): i = a[:, :H], f = a[:, H:2H], o = a[:, 2H:3H], g = a[:, 3H:].")
+    which = _("PyTorch's gate order i, f, g, o (nn.LSTM)") if order == PYTORCH_ORDER \
+        else _("the gate order {order}").format(order=", ".join(order))
+    return _("Your LSTM reads the column blocks in {which}; this exercise uses i, f, o, g (as in "
+             "CS231n): i = a[:, :H], f = a[:, H:2H], o = a[:, 2H:3H], g = a[:, 3H:].").format(which=which)
 
 
 def recognise_lstm(next_h, next_c, args):
@@ -162,7 +165,7 @@ def expect_forward(actual, expected, what, recognise):
         return
     known = safely(recognise) if np.all(np.isfinite(actual)) else ""
     if known:
-        raise CheckFailed(f"{what} is wrong. {known}")
+        raise CheckFailed(_("{what} is wrong. {known}").format(what=what, known=known))
     expect_close(actual, expected, what, tol=FORWARD_TOL)
 
 
@@ -187,8 +190,9 @@ def test_gru_step_forward_matches_reference(gru_lstm, reference, rng):
     for N, D, H in [(3, 4, 5), (2, 6, 3), (1, 2, 1)]:
         args = gru_inputs(rng, N, D, H)
         out = expect_tuple(gru_lstm.gru_step_forward(*args), 2, "gru_step_forward")
-        expected, _ = reference.gru_lstm.gru_step_forward(*args)
-        expect_forward(out[0], expected, f"gru_step_forward: next_h for N={N}, D={D}, H={H}",
+        expected, _cache = reference.gru_lstm.gru_step_forward(*args)
+        what = _("gru_step_forward: next_h for {sizes}").format(sizes=f"N={N}, D={D}, H={H}")
+        expect_forward(out[0], expected, what,
                        lambda: recognise_gru(out[0], args))
 
 
@@ -208,8 +212,8 @@ def test_gru_step_backward_matches_finite_differences(gru_lstm, reference, rng):
                              f"gru_step_backward (N={N}, D={D}, H={H})")
         except CheckFailed as failure:
             known = safely(lambda: recognise_gru(next_h, args))
-            raise CheckFailed(f"{failure}. Your forward pass is off as well. {known}" if known else str(failure)) \
-                from None
+            raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
+                failure=failure, known=known) if known else str(failure)) from None
 
 
 def test_gru_update_gate_weights_the_candidate(gru_lstm, rng):
@@ -225,24 +229,25 @@ def test_gru_update_gate_weights_the_candidate(gru_lstm, rng):
     b_closed[:H], b_open[:H] = -40.0, 40.0      # |x Wx_u + h Wh_u| < 10, so u is within 1e-13 of 0 or 1
 
     next_h, cache = expect_tuple(gru_lstm.gru_step_forward(x, prev_h, Wx, Wh, b_closed), 2, "gru_step_forward")
-    next_h = expect_array(next_h, (N, H), "gru_step_forward with u ~ 0: next_h")
+    next_h = expect_array(next_h, (N, H), _("gru_step_forward with u ~ 0: next_h"))
     if rel_error(next_h, prev_h) > FORWARD_TOL:
-        raise CheckFailed("with the update gate closed (u ~ 0) the GRU must keep its state: next_h = prev_h" + known)
+        raise CheckFailed(_("with the update gate closed (u ~ 0) the GRU must keep its state: next_h = prev_h")
+                          + known)
     dnext = rng.normal(size=(N, H))
     grads = expect_tuple(gru_lstm.gru_step_backward(dnext, cache), 5, "gru_step_backward")
-    dprev_h = expect_array(grads[1], (N, H), "gru_step_backward with u ~ 0: dprev_h")
+    dprev_h = expect_array(grads[1], (N, H), _("gru_step_backward with u ~ 0: dprev_h"))
     if rel_error(dprev_h, dnext) > FORWARD_TOL:
-        raise CheckFailed("with u ~ 0 the step is the identity, so dprev_h must equal dnext_h "
-                          "(the (1 - u) shortcut carries the whole gradient)" + known)
+        raise CheckFailed(_("with u ~ 0 the step is the identity, so dprev_h must equal dnext_h "
+                            "(the (1 - u) shortcut carries the whole gradient)") + known)
 
-    next_h, _ = expect_tuple(gru_lstm.gru_step_forward(x, prev_h, Wx, Wh, b_open), 2, "gru_step_forward")
-    next_h = expect_array(next_h, (N, H), "gru_step_forward with u ~ 1: next_h")
+    next_h, _cache = expect_tuple(gru_lstm.gru_step_forward(x, prev_h, Wx, Wh, b_open), 2, "gru_step_forward")
+    next_h = expect_array(next_h, (N, H), _("gru_step_forward with u ~ 1: next_h"))
     C = slice(2 * H, 3 * H)
     r = sigmoid(x @ Wx[:, H:2 * H] + prev_h @ Wh[:, H:2 * H] + b_open[H:2 * H])
     candidate = np.tanh(x @ Wx[:, C] + (r * prev_h) @ Wh[:, C] + b_open[C])
     if rel_error(next_h, candidate) > FORWARD_TOL:
-        raise CheckFailed("with the update gate open (u ~ 1) next_h must be the candidate "
-                          "c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c)" + known)
+        raise CheckFailed(_("with the update gate open (u ~ 1) next_h must be the candidate "
+                            "c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c)") + known)
 
 
 # --------------------------------------------------------------------------- LSTM step
@@ -250,11 +255,11 @@ def test_lstm_step_forward_matches_reference(gru_lstm, reference, rng):
     for N, D, H in [(3, 4, 5), (2, 6, 3), (1, 2, 1)]:
         args = lstm_inputs(rng, N, D, H)
         out = expect_tuple(gru_lstm.lstm_step_forward(*args), 3, "lstm_step_forward")
-        exp_h, exp_c, _ = reference.gru_lstm.lstm_step_forward(*args)
+        exp_h, exp_c, _cache = reference.gru_lstm.lstm_step_forward(*args)
         shape = f"N={N}, D={D}, H={H}"
-        expect_forward(out[1], exp_c, f"lstm_step_forward: next_c for {shape}",
+        expect_forward(out[1], exp_c, _("lstm_step_forward: next_c for {sizes}").format(sizes=shape),
                        lambda: recognise_lstm(out[0], out[1], args))
-        expect_forward(out[0], exp_h, f"lstm_step_forward: next_h for {shape}",
+        expect_forward(out[0], exp_h, _("lstm_step_forward: next_h for {sizes}").format(sizes=shape),
                        lambda: recognise_lstm(out[0], out[1], args))
 
 
@@ -266,18 +271,18 @@ def test_lstm_step_backward_matches_finite_differences(gru_lstm, reference, rng)
         grads = expect_tuple(gru_lstm.lstm_step_backward(dnext_h, dnext_c, out[2]), 6, "lstm_step_backward")
 
         def loss():
-            h, c, _ = reference.gru_lstm.lstm_step_forward(*args)
+            h, c, _cache = reference.gru_lstm.lstm_step_forward(*args)
             return float(np.sum(dnext_h * h) + np.sum(dnext_c * c))
 
         try:
             numeric = finite_differences(loss, list(args))
             expect_gradients(grads, numeric, ["dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"],
                              f"lstm_step_backward (N={N}, D={D}, H={H})",
-                             "next_c receives dnext_c plus dnext_h * o * (1 - tanh(next_c)^2)")
+                             _("next_c receives dnext_c plus dnext_h * o * (1 - tanh(next_c)^2)"))
         except CheckFailed as failure:
             known = safely(lambda: recognise_lstm(out[0], out[1], args))
-            raise CheckFailed(f"{failure}. Your forward pass is off as well. {known}" if known else str(failure)) \
-                from None
+            raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
+                failure=failure, known=known) if known else str(failure)) from None
 
 
 def test_lstm_forget_gate_controls_the_cell_path(gru_lstm, rng):
@@ -288,17 +293,17 @@ def test_lstm_forget_gate_controls_the_cell_path(gru_lstm, rng):
     b_keep = b.copy()
     b_keep[:H], b_keep[H:2 * H] = -40.0, 40.0          # i ~ 0, f ~ 1
     out = expect_tuple(gru_lstm.lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b_keep), 3, "lstm_step_forward")
-    next_c = expect_array(out[1], (N, H), "lstm_step_forward with f ~ 1, i ~ 0: next_c")
+    next_c = expect_array(out[1], (N, H), _("lstm_step_forward with f ~ 1, i ~ 0: next_c"))
     if rel_error(next_c, prev_c) > FORWARD_TOL:
         known = safely(lambda: recognise_lstm(out[0], next_c, (x, prev_h, prev_c, Wx, Wh, b_keep)))
-        raise CheckFailed("with the forget gate open (f ~ 1) and the input gate closed (i ~ 0) the cell must be "
-                          "copied: next_c = prev_c" + (f". {known}" if known else ""))
+        raise CheckFailed(_("with the forget gate open (f ~ 1) and the input gate closed (i ~ 0) the cell must be "
+                            "copied: next_c = prev_c") + (f". {known}" if known else ""))
     dnext_c = rng.normal(size=(N, H))
     grads = expect_tuple(gru_lstm.lstm_step_backward(np.zeros((N, H)), dnext_c, out[2]), 6, "lstm_step_backward")
     dprev_c = expect_array(grads[2], (N, H), "lstm_step_backward: dprev_c")
     if rel_error(dprev_c, dnext_c) > FORWARD_TOL:
-        raise CheckFailed("with f ~ 1 and a gradient on next_c only, dprev_c must equal dnext_c: the cell path "
-                          "multiplies the gradient by f and by no weight matrix")
+        raise CheckFailed(_("with f ~ 1 and a gradient on next_c only, dprev_c must equal dnext_c: the cell path "
+                            "multiplies the gradient by f and by no weight matrix"))
     b_cut = b.copy()
     b_cut[H:2 * H] = -40.0                              # f ~ 0
     out = expect_tuple(gru_lstm.lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b_cut), 3, "lstm_step_forward")
@@ -306,8 +311,9 @@ def test_lstm_forget_gate_controls_the_cell_path(gru_lstm, rng):
                          "lstm_step_backward")
     dprev_c = expect_array(grads[2], (N, H), "lstm_step_backward: dprev_c")
     if not np.max(np.abs(dprev_c)) <= 1e-12:
-        raise CheckFailed("with the forget gate closed (f ~ 0) no gradient may reach prev_c "
-                          f"(largest |dprev_c| is {np.max(np.abs(dprev_c)):.1e}): dprev_c = dc * f")
+        raise CheckFailed(_("with the forget gate closed (f ~ 0) no gradient may reach prev_c "
+                            "(largest |dprev_c| is {largest}): dprev_c = dc * f").format(
+                                largest=f"{np.max(np.abs(dprev_c)):.1e}"))
 
 
 # --------------------------------------------------------------------------- LSTM sequence
@@ -315,15 +321,16 @@ def test_lstm_forward_matches_reference(gru_lstm, reference, rng):
     for N, T, D, H in [(3, 6, 4, 5), (1, 1, 2, 3)]:
         args = lstm_seq_inputs(rng, N, T, D, H)
         out = expect_tuple(gru_lstm.lstm_forward(*args), 2, "lstm_forward")
-        expected, _ = reference.gru_lstm.lstm_forward(*args)
-        h = expect_array(out[0], expected.shape, f"lstm_forward: h for N={N}, T={T}, D={D}, H={H}")
+        expected, _cache = reference.gru_lstm.lstm_forward(*args)
+        what = _("lstm_forward: h for {sizes}").format(sizes=f"N={N}, T={T}, D={D}, H={H}")
+        h = expect_array(out[0], expected.shape, what)
         if np.all(np.isfinite(h)) and rel_error(h, expected) > FORWARD_TOL:
             known = safely(lambda: recognise_lstm_sequence(h, args))
             if known:
-                raise CheckFailed(f"lstm_forward: h for N={N}, T={T}, D={D}, H={H} is wrong. {known}")
-        expect_close(h, expected, f"lstm_forward: h for N={N}, T={T}, D={D}, H={H}",
-                     hint="start from h0 and c0 = 0 (not c0 = h0), pass both h and c from step to step, "
-                          "and store h[:, t] after step t (h0 excluded)")
+                raise CheckFailed(_("{what} is wrong. {known}").format(what=what, known=known))
+        expect_close(h, expected, what,
+                     hint=_("start from h0 and c0 = 0 (not c0 = h0), pass both h and c from step to step, "
+                            "and store h[:, t] after step t (h0 excluded)"))
 
 
 def test_lstm_backward_matches_finite_differences(gru_lstm, reference, rng):
@@ -343,12 +350,12 @@ def test_lstm_backward_matches_finite_differences(gru_lstm, reference, rng):
             numeric = finite_differences(loss, list(args))
             expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"],
                              f"lstm_backward (N={N}, T={T}, D={D}, H={H})",
-                             "walk back from t = T-1 carrying dprev_h AND dprev_c; step t gets dh[:, t] + dprev_h; "
-                             "the weight gradients add up over all steps")
+                             _("walk back from t = T-1 carrying dprev_h AND dprev_c; step t gets dh[:, t] + dprev_h; "
+                               "the weight gradients add up over all steps"))
         except CheckFailed as failure:
             known = safely(lambda: recognise_lstm_sequence(h, args))
-            raise CheckFailed(f"{failure}. Your forward pass is off as well. {known}" if known else str(failure)) \
-                from None
+            raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
+                failure=failure, known=known) if known else str(failure)) from None
 
 
 def test_gru_lstm_do_not_mutate_inputs(gru_lstm, rng):
