@@ -138,12 +138,14 @@ class MutationCheck:
 
     def finish(self) -> None:
         if self.mutated:
-            parts = [f"{function} modified its argument{'s' if len(names) > 1 else ''} {', '.join(names)} in place"
+            parts = [(_("{function} modified its argument {names} in place") if len(names) == 1 else
+                      _("{function} modified its arguments {names} in place")).format(function=function,
+                                                                                      names=", ".join(names))
                      for function, names in self.mutated]
             first = self.mutated[0][1][0]
-            raise CheckFailed("; ".join(parts) + "; functions must not change their inputs (work on a copy, e.g. "
-                              f"{first} = {first}.copy(), or use out-of-place operations: a = a * s instead of "
-                              "a *= s)")
+            raise CheckFailed(_("{changes}; functions must not change their inputs (work on a copy, e.g. {name} = "
+                                "{name}.copy(), or use out-of-place operations: a = a * s instead of a *= s)").format(
+                changes="; ".join(parts), name=first))
         if not self.ran and self.first_problem is not None:
             raise self.first_problem
 

@@ -28,6 +28,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from autograder import i18n
+from autograder.i18n import _
+from autograder.reports.markdown import OUTCOME_WORDS
+
 ANSWER_PREFIX = "module_"          # grade_id of a topic's answer cell: module_<module>
 REMOVED = "# removed for grading: only the answer and test cells of this notebook run\n"
 
@@ -89,7 +93,8 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
         score_file = out / "score.json"
         if not score_file.is_file():
             lines = (proc.stderr or proc.stdout).strip().splitlines()
-            raise GradeCellFailed(f"the grader could not run: {lines[-1] if lines else proc.returncode}")
+            raise GradeCellFailed(_("the grader could not run: {reason}").format(
+                reason=lines[-1] if lines else proc.returncode))
         _results[topic, digest] = json.loads(score_file.read_text(encoding="utf-8"))
     return _results[topic, digest]
 
@@ -107,6 +112,8 @@ def hidden_suites_here() -> bool:
 
 def grade_cell(topic: str, test_id: str, folder: str | Path = ".") -> None:
     """Pass, or raise with the grader's message and hint, for one rubric entry of `topic`."""
+    if i18n.current_language() == "en":
+        i18n.activate(None, None)           # the kernel's locale (the grader's messages follow it too)
     modules = modules_in(Path(folder))
     suite = "all" if test_id.startswith("hidden::") or hidden_suites_here() else "public"
     score = _grade(topic, modules, suite)
@@ -114,13 +121,13 @@ def grade_cell(topic: str, test_id: str, folder: str | Path = ".") -> None:
     test = tests.get(test_id)
     if test is None:
         topic_message = next((x.get("message", "") for x in score.get("topics", []) if x["id"] == topic), "")
-        raise GradeCellFailed(topic_message or f"{test_id} was not graded")
+        raise GradeCellFailed(topic_message or _("{test} was not graded").format(test=test_id))
     if test["outcome"] != "passed":
-        text = f"{test['outcome']}: {test['message']}"
+        text = f"{_(OUTCOME_WORDS.get(test['outcome'], test['outcome']))}: {test['message']}"
         if test.get("hint"):
-            text += f"\nhint: {test['hint']}"
+            text += "\n" + _("hint: {hint}").format(hint=test["hint"])
         raise GradeCellFailed(text)
-    print(f"passed ({test['possible']:g} points)")
+    print(_("passed ({points} points)").format(points=f"{test['possible']:g}"))
 
 
 try:                                    # the preprocessor exists only where nbgrader is installed
