@@ -217,7 +217,7 @@ def test_beam_ties_lexicographic(beam_search, reference, rng):
 
 def test_beam_edge_cases(beam_search, reference, rng):
     lm = random_positional_lm(rng, 4)
-    compare_results(beam_search.beam_search(lm, lm.bos, 0, 3, 0), [((), 0.0)], "beam_search with max_len=0")
+    compare_results(beam_search.beam_search(lm, lm.bos, 0, 3, 0), [((), 0.0)], _("beam_search with max_len=0"))
     # Width larger than the vocabulary, one step: every single token comes back, ranked.
     compare_results(beam_search.beam_search(lm, lm.bos, 0, 6, 1),
                     sorted((((t,), direct_score(lm, (t,))) for t in range(4)), key=lambda r: (-r[1], r[0])),
