@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from autograder.checks import CheckFailed
+from autograder.i18n import _
 from autograder.units.rnn_prehistory.helpers.language_models import (BigramLM, NGramLM, dyadic_ngram_lm, random_ngram_lm,
                                                random_positional_lm)
 from autograder.units.rnn_prehistory.oracles import ExactSequenceScore
@@ -49,7 +50,7 @@ def exhaustive_ranking(lm, eos, max_len, alpha):
 
 def greedy_decode(lm, eos, max_len):
     tokens = ()
-    for _ in range(max_len):
+    for _step in range(max_len):
         v = int(np.argmax(lm((lm.bos,) + tokens)))    # first maximum = smallest id on ties
         tokens += (v,)
         if v == eos:
@@ -75,39 +76,45 @@ def make_lm(rng, vocab, order, concentration=0.5):
 
 def as_results(value, what):
     if not isinstance(value, (list, tuple)):
-        raise CheckFailed(f"{what} should return a list of (tokens, score) pairs, got {type(value).__name__}")
+        raise CheckFailed(_("{what} should return a list of (tokens, score) pairs, got {type}").format(
+            what=what, type=type(value).__name__))
     out = []
     for item in value:
         if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise CheckFailed(f"{what}: each entry should be a (tokens, score) pair, got {item!r}")
+            raise CheckFailed(_("{what}: each entry should be a (tokens, score) pair, got {item}").format(
+                what=what, item=repr(item)))
         tokens, score = item
         try:
             out.append((tuple(int(t) for t in tokens), float(score)))
         except (TypeError, ValueError):
-            raise CheckFailed(f"{what}: tokens must be a tuple of ints and score a float, got {item!r}") from None
+            raise CheckFailed(_("{what}: tokens must be a tuple of ints and score a float, got {item}").format(
+                what=what, item=repr(item))) from None
     return out
 
 
 def compare_results(got, expected, what, beam_width=None):
     got = as_results(got, what)
     if beam_width is not None and len(got) > beam_width:
-        raise CheckFailed(f"{what} returned {len(got)} sequences for beam_width={beam_width}: every finished "
-                          "hypothesis uses up one slot (budget = beam_width - len(finished))")
-    got_tokens, want_tokens = [t for t, _ in got], [t for t, _ in expected]
+        raise CheckFailed(_("{what} returned {count} sequences for beam_width={beam_width}: every finished "
+                            "hypothesis uses up one slot (budget = beam_width - len(finished))").format(
+            what=what, count=len(got), beam_width=beam_width))
+    got_tokens, want_tokens = [t for t, _s in got], [t for t, _s in expected]
     if sorted(got_tokens) != sorted(want_tokens):
         missing = [t for t in want_tokens if t not in got_tokens][:3]
         extra = [t for t in got_tokens if t not in want_tokens][:3]
-        raise CheckFailed(f"{what} returned {len(got)} sequences, expected {len(expected)}; "
-                          f"missing e.g. {missing}, unexpected e.g. {extra}")
+        raise CheckFailed(_("{what} returned {count} sequences, expected {expected}; missing e.g. {missing}, "
+                            "unexpected e.g. {extra}").format(what=what, count=len(got), expected=len(expected),
+                                                              missing=missing, extra=extra))
     if got_tokens != want_tokens:
         i = next(i for i, (a, b) in enumerate(zip(got_tokens, want_tokens)) if a != b)
-        raise CheckFailed(f"{what} returned the right sequences in the wrong order: position {i} holds "
-                          f"{got_tokens[i]}, expected {want_tokens[i]} (best score first, ties: the "
-                          "lexicographically smaller token tuple first)")
-    for (tokens, score), (_, want) in zip(got, expected):
+        raise CheckFailed(_("{what} returned the right sequences in the wrong order: position {i} holds {got}, "
+                            "expected {expected} (best score first, ties: the lexicographically smaller token tuple "
+                            "first)").format(what=what, i=i, got=got_tokens[i], expected=want_tokens[i]))
+    for (tokens, score), (_t, want) in zip(got, expected):
         if not math.isclose(score, want, rel_tol=TOL, abs_tol=TOL):
-            raise CheckFailed(f"{what}: the score of {tokens} is {score:.10g}, expected {want:.10g} "
-                              "(sequence_score with the same alpha)")
+            raise CheckFailed(_("{what}: the score of {tokens} is {score}, expected {expected} (sequence_score with "
+                                "the same alpha)").format(what=what, tokens=tokens, score=f"{score:.10g}",
+                                                          expected=f"{want:.10g}"))
 
 
 # ----------------------------------------------------------------------------- tests
@@ -120,16 +127,17 @@ def test_sequence_score_matches_direct_sum(beam_search, rng):
             got = beam_search.sequence_score(lm, tokens, lm.bos, alpha)
             want = direct_score(lm, tokens, alpha)
             if not math.isclose(float(got), want, rel_tol=TOL, abs_tol=TOL):
-                raise CheckFailed(f"sequence_score of a length-{length} sequence (random model, alpha={alpha}) "
-                                  f"is {float(got):.8g}, expected {want:.8g}: each term conditions on bos and the "
-                                  "tokens before it, and the sum is divided by T**alpha with T = len(tokens)")
-    assert beam_search.sequence_score(lm, (), lm.bos, 1.0) == 0.0, "an empty sequence scores 0.0"
+                raise CheckFailed(_("sequence_score of a length-{length} sequence (random model, alpha={alpha}) is "
+                                    "{got}, expected {expected}: each term conditions on bos and the tokens before "
+                                    "it, and the sum is divided by T**alpha with T = len(tokens)").format(
+                    length=length, alpha=alpha, got=f"{float(got):.8g}", expected=f"{want:.8g}"))
+    assert beam_search.sequence_score(lm, (), lm.bos, 1.0) == 0.0, _("an empty sequence scores 0.0")
 
 
 def _greedy_case(rng, vocab, order, max_len, reaches_eos: bool):
     """A random model and eos for which greedy decoding ends on eos (or runs to max_len
     without it), as asked: every seed then checks both endings."""
-    for _ in range(200):
+    for _attempt in range(200):
         lm = make_lm(rng, vocab, order, concentration=0.3)
         eos = int(rng.integers(vocab))
         tokens = greedy_decode(lm, eos, max_len)
@@ -144,7 +152,8 @@ def test_greedy_is_beam_width_one(beam_search, rng):
         lm, eos, tokens = _greedy_case(rng, vocab, order, max_len, reaches_eos)
         compare_results(beam_search.beam_search(lm, lm.bos, eos, 1, max_len, alpha),
                         [(tokens, direct_score(lm, tokens, alpha))],
-                        f"beam_search with beam_width=1 (greedy decoding, max_len={max_len})", beam_width=1)
+                        _("beam_search with beam_width=1 (greedy decoding, max_len={max_len})").format(
+                            max_len=max_len), beam_width=1)
 
 
 def test_wide_beam_equals_exhaustive_enumeration(beam_search, rng):
@@ -155,8 +164,9 @@ def test_wide_beam_equals_exhaustive_enumeration(beam_search, rng):
         eos = int(rng.integers(vocab))
         expected = exhaustive_ranking(lm, eos, max_len, alpha)
         got = beam_search.beam_search(lm, lm.bos, eos, len(expected), max_len, alpha)
-        compare_results(got, expected, f"beam_search with beam_width={len(expected)} = the number of complete "
-                        f"sequences (V={vocab}, max_len={max_len}, alpha={alpha})")
+        compare_results(got, expected, _("beam_search with beam_width={width} = the number of complete sequences "
+                                         "(V={vocab}, max_len={max_len}, alpha={alpha})").format(
+            width=len(expected), vocab=vocab, max_len=max_len, alpha=alpha))
 
 
 def test_beam_matches_reference_random_models(beam_search, reference, rng):
@@ -165,16 +175,17 @@ def test_beam_matches_reference_random_models(beam_search, reference, rng):
         (3, 5, 2, 5, 0.5, 2.0), (2, 3, 5, 6, 1.0, 1.0), (2, 5, 4, 5, 0.0, 4.0), (3, 4, 4, 4, 0.8, 0.5),
     ]
     for order, vocab, width, max_len, alpha, eos_weight in configs:
-        for _ in range(200):    # with alpha > 0, a model where normalising changes the final order
+        for _attempt in range(200):    # with alpha > 0, a model where normalising changes the final order
             eos = int(rng.integers(vocab))
             lm = with_eos_weight(make_lm(rng, vocab, order, concentration=0.4), eos, eos_weight)
             expected = reference.beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha)
             raw = sorted(expected, key=lambda r: (-direct_score(lm, r[0]), r[0]))
-            if alpha == 0 or [t for t, _ in raw] != [t for t, _ in expected]:
+            if alpha == 0 or [t for t, _s in raw] != [t for t, _s in expected]:
                 break
         compare_results(beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha), expected,
-                        f"beam_search(beam_width={width}, max_len={max_len}, alpha={alpha}) on a random "
-                        f"model with {vocab} tokens", beam_width=width)
+                        _("beam_search(beam_width={width}, max_len={max_len}, alpha={alpha}) on a random model "
+                          "with {vocab} tokens").format(width=width, max_len=max_len, alpha=alpha, vocab=vocab),
+                        beam_width=width)
 
 
 def test_beam_ties_lexicographic(beam_search, reference, rng):
@@ -183,30 +194,30 @@ def test_beam_ties_lexicographic(beam_search, reference, rng):
     uniform = BigramLM(np.full((v + 1, v), np.log(1.0 / v)), bos=v)
     third = math.log(1.0 / v)
     compare_results(beam_search.beam_search(uniform, v, 0, 2, 3), [((0,), third), ((1, 0), third + third)],
-                    "beam_search(beam_width=2) on a uniform model with eos=0: (0,) and (1,) tie with (2,) at "
-                    "step 1 and win as the smaller tuples; then (1, 0) beats (1, 1), (1, 2)")
+                    _("beam_search(beam_width=2) on a uniform model with eos=0: (0,) and (1,) tie with (2,) at "
+                      "step 1 and win as the smaller tuples; then (1, 0) beats (1, 1), (1, 2)"))
     # A tie across parents: after step 1 the beam holds (2,) at -0.25 and (1,) at -0.5; then
     # (1, 1), (1, 2) and (2, 2) all reach -0.75 for 2 slots. The smaller tuples win, although
     # (2, 2) is generated first (its parent ranks higher).
     cross = BigramLM(np.array([[-1.0, -1.0, -1.0], [-2.0, -0.25, -0.25], [-2.0, -2.0, -0.5],
                                [-1.0, -0.5, -0.25]]), bos=3)
     compare_results(beam_search.beam_search(cross, 3, 0, 2, 2), [((1, 1), -0.75), ((1, 2), -0.75)],
-                    "beam_search(beam_width=2, max_len=2) with a three-way tie at -0.75 between (2, 2), (1, 1) "
-                    "and (1, 2) for two slots", beam_width=2)
+                    _("beam_search(beam_width=2, max_len=2) with a three-way tie at -0.75 between (2, 2), (1, 1) "
+                      "and (1, 2) for two slots"), beam_width=2)
     # Dyadic scores: exact ties between different parents and lengths.
     for order, vocab, width, max_len in [(2, 3, 3, 4), (2, 4, 2, 4), (3, 3, 4, 3), (2, 4, 5, 3)]:
         lm = dyadic_ngram_lm(rng, vocab, order=order, levels=2)
         eos = int(rng.integers(vocab))
         compare_results(beam_search.beam_search(lm, lm.bos, eos, width, max_len),
                         reference.beam_search.beam_search(lm, lm.bos, eos, width, max_len),
-                        f"beam_search(beam_width={width}, max_len={max_len}) on a model with many exactly tied "
-                        "scores (ties: the lexicographically smaller token tuple first, both when pruning and "
-                        "in the final ranking)", beam_width=width)
+                        _("beam_search(beam_width={width}, max_len={max_len}) on a model with many exactly tied "
+                          "scores (ties: the lexicographically smaller token tuple first, both when pruning and "
+                          "in the final ranking)").format(width=width, max_len=max_len), beam_width=width)
 
 
 def test_beam_edge_cases(beam_search, reference, rng):
     lm = random_positional_lm(rng, 4)
-    compare_results(beam_search.beam_search(lm, lm.bos, 0, 3, 0), [((), 0.0)], "beam_search with max_len=0")
+    compare_results(beam_search.beam_search(lm, lm.bos, 0, 3, 0), [((), 0.0)], _("beam_search with max_len=0"))
     # Width larger than the vocabulary, one step: every single token comes back, ranked.
     compare_results(beam_search.beam_search(lm, lm.bos, 0, 6, 1),
                     sorted((((t,), direct_score(lm, (t,))) for t in range(4)), key=lambda r: (-r[1], r[0])),
@@ -215,13 +226,14 @@ def test_beam_edge_cases(beam_search, reference, rng):
     rare = with_eos_weight(lm, 0, 1e-6)
     compare_results(beam_search.beam_search(rare, rare.bos, 0, 3, 4),
                     reference.beam_search.beam_search(rare, rare.bos, 0, 3, 4),
-                    "beam_search when no hypothesis ends in eos within max_len (the live ones count as finished)",
+                    _("beam_search when no hypothesis ends in eos within max_len (the live ones count as "
+                      "finished)"),
                     beam_width=3)
     # eos almost always: the beam fills with finished hypotheses and stops early.
     eager = with_eos_weight(lm, 0, 1e6)
     compare_results(beam_search.beam_search(eager, eager.bos, 0, 3, 5),
                     reference.beam_search.beam_search(eager, eager.bos, 0, 3, 5),
-                    "beam_search when eos is the likeliest token everywhere", beam_width=3)
+                    _("beam_search when eos is the likeliest token everywhere"), beam_width=3)
 
 
 def _attribute_error(beam_search):
@@ -240,11 +252,13 @@ def test_attribute_error_strict_inequality(beam_search, rng):
             want = "search" if direct_score(lm, a) > direct_score(lm, b) else "model"
             got = attribute_error(lm, a, b, lm.bos)
             if got != want:
-                raise CheckFailed(f"attribute_error returned {got!r}, expected {want!r}: 'search' exactly when the "
-                                  "reference scores strictly higher than the hypothesis")
+                raise CheckFailed(_("attribute_error returned {got}, expected {expected}: 'search' exactly when the "
+                                    "reference scores strictly higher than the hypothesis").format(
+                    got=repr(got), expected=repr(want)))
     same = picks[0]
     got = attribute_error(lm, same, same, lm.bos, 0.5)
-    assert got == "model", f"reference == hypothesis gave {got!r}: equal scores are a model error (strict >)"
+    assert got == "model", _("reference == hypothesis gave {got}: equal scores are a model error (strict >)").format(
+        got=repr(got))
     # Two different sequences with exactly equal scores (dyadic log-scores are exact).
     dy = NGramLM(np.array([[-0.5, -0.25, -0.75], [-0.5, -0.25, -0.75], [-0.25, -0.25, -0.75],
                            [-0.5, -0.25, -0.5]]), bos=3)
@@ -252,8 +266,8 @@ def test_attribute_error_strict_inequality(beam_search, rng):
     assert direct_score(dy, ref) == direct_score(dy, hyp)
     for a, b in ((ref, hyp), (hyp, ref)):
         got = attribute_error(dy, a, b, dy.bos)
-        assert got == "model", (f"two different sequences with exactly equal scores gave {got!r}: only a strictly "
-                                "higher reference score is a search error")
+        assert got == "model", _("two different sequences with exactly equal scores gave {got}: only a strictly "
+                                 "higher reference score is a search error").format(got=repr(got))
 
 
 def test_attribute_error_uses_length_normalisation(beam_search, rng):
@@ -274,5 +288,6 @@ def test_attribute_error_uses_length_normalisation(beam_search, rng):
             want = "search" if direct_score(model, ref, alpha) > direct_score(model, hyp, alpha) else "model"
             got = attribute(model, ref, hyp, model.bos, alpha)
             if got != want:
-                raise CheckFailed(f"attribute_error(alpha={alpha}) returned {got!r}, expected {want!r}: compare "
-                                  "the scores under the beam's own objective, sequence_score(..., alpha)")
+                raise CheckFailed(_("attribute_error(alpha={alpha}) returned {got}, expected {expected}: compare "
+                                    "the scores under the beam's own objective, sequence_score(..., alpha)").format(
+                    alpha=alpha, got=repr(got), expected=repr(want)))

@@ -16,6 +16,7 @@ import math
 from collections import Counter
 
 from autograder.checks import CheckFailed
+from autograder.i18n import N_, _
 
 MODES = ("none", "floor", "add-k", "exp")
 WORDS = "the cat sat on a mat dog ran".split()
@@ -35,11 +36,14 @@ def expect_bleu(got, want, what, hint="", corpus=None):
     try:
         got = float(got)
     except (TypeError, ValueError):
-        raise CheckFailed(f"{what} should be a float, got {type(got).__name__}") from None
+        raise CheckFailed(_("{what} should be a float, got {type}").format(
+            what=what, type=type(got).__name__)) from None
     if not close(got, want):
         known = diagnose_bleu(got, *corpus) if corpus is not None and math.isfinite(got) else ""
         hint = known or hint
-        raise CheckFailed(f"{what} is {got:.10g}, expected {want:.10g}" + (f". {hint}" if hint else ""))
+        message = _("{what} is {got}, expected {expected}").format(
+            what=what, got=f"{got:.10g}", expected=f"{want:.10g}")
+        raise CheckFailed(_("{message}. {hint}").format(message=message, hint=hint) if hint else message)
 
 
 def expect_corpus_bleu(bleu, hyps, refs, options, want, what, hint=""):
@@ -92,10 +96,10 @@ def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_
     return bp * math.exp(log_sum / max_order)
 
 
-PHANTOM = ("Your value matches a total of at least 1 n-gram per sentence and order: a hypothesis shorter than n "
+PHANTOM = N_("Your value matches a total of at least 1 n-gram per sentence and order: a hypothesis shorter than n "
            "has no n-gram of order n and adds 0 to that order's total, not 1 (a max(1, ...) on the precision's "
            "denominator, as in nltk's corpus_bleu, counts an n-gram that is not there)")
-ADD_ONE_EVERYWHERE = ("Your value matches add-one smoothing on every order, (matches + 1) / (total + 1) for the "
+ADD_ONE_EVERYWHERE = N_("Your value matches add-one smoothing on every order, (matches + 1) / (total + 1) for the "
                       "unigrams too (as in TensorFlow NMT's compute_bleu); the add-k of corpus_bleu's docstring "
                       "adds 1 to the matches and the total of the orders n >= 2 only: p_1 stays matches / total")
 WRONG_FORMULAS = ((dict(phantom=True), PHANTOM), (dict(add_one_everywhere=True), ADD_ONE_EVERYWHERE))
@@ -106,18 +110,18 @@ def diagnose_bleu(got, hyps, refs, max_order=4, smooth="none") -> str:
     right = bleu_variant(hyps, refs, max_order, smooth)
     fits = [text for variant, text in WRONG_FORMULAS
             if not close(wrong := bleu_variant(hyps, refs, max_order, smooth, **variant), right) and close(got, wrong)]
-    return fits[0] if len(fits) == 1 else ""
+    return _(fits[0]) if len(fits) == 1 else ""
 
 
 def random_corpus(rng, size, vocab):
     """Hypotheses made by editing a reference, so that every order has some matches."""
     words = WORDS[:vocab]
     hyps, refs = [], []
-    for _ in range(size):
+    for _i in range(size):
         own = [[str(w) for w in rng.choice(words, size=int(rng.integers(1, 9)))]
-               for _ in range(int(rng.integers(1, 4)))]
+               for _j in range(int(rng.integers(1, 4)))]
         hyp = list(own[0])
-        for _ in range(int(rng.integers(0, 3))):       # substitutions, a deletion or an insertion
+        for _k in range(int(rng.integers(0, 3))):       # substitutions, a deletion or an insertion
             op, pos = int(rng.integers(3)), int(rng.integers(len(hyp) + 1))
             if op == 0 and pos < len(hyp):
                 hyp[pos] = str(rng.choice(words))
@@ -137,14 +141,17 @@ def test_ngram_counts_random(bleu, rng):
         want = Counter(tuple(tokens[i:i + n]) for i in range(length - n + 1))
         got = bleu.ngram_counts(tokens, n)
         if not isinstance(got, dict):
-            raise CheckFailed(f"ngram_counts should return a collections.Counter, got {type(got).__name__}")
+            raise CheckFailed(_("ngram_counts should return a collections.Counter, got {type}").format(
+                type=type(got).__name__))
         got = {k: v for k, v in got.items() if v}
         if any(not isinstance(k, tuple) for k in got):
-            raise CheckFailed("ngram_counts keys must be tuples of tokens, e.g. ('the', 'cat'), not joined strings")
+            raise CheckFailed(_("ngram_counts keys must be tuples of tokens, e.g. ('the', 'cat'), not joined strings"))
         if got != dict(want):
-            raise CheckFailed(f"ngram_counts of a {length}-token list with n={n} has {sum(got.values())} n-grams "
-                              f"in {len(got)} kinds, expected {sum(want.values())} in {len(want)}: every start "
-                              "position i = 0 .. len - n gives one n-gram (none when len < n)")
+            raise CheckFailed(_("ngram_counts of a {length}-token list with n={n} has {count} n-grams in {kinds} "
+                                "kinds, expected {want_count} in {want_kinds}: every start position i = 0 .. len - n "
+                                "gives one n-gram (none when len < n)").format(
+                length=length, n=n, count=sum(got.values()), kinds=len(got), want_count=sum(want.values()),
+                want_kinds=len(want)))
 
 
 def test_modified_precision_clipping(bleu, reference, rng):
@@ -160,19 +167,20 @@ def test_modified_precision_clipping(bleu, reference, rng):
     for hyp, refs, n, want in cases:
         got = bleu.modified_precision(toks(hyp), [toks(r) for r in refs], n)
         if not isinstance(got, (tuple, list)) or len(got) != 2 or tuple(got) != want:
-            why = "clip each hypothesis n-gram count at its largest count in any single reference"
+            why = _("clip each hypothesis n-gram count at its largest count in any single reference")
             if want[1] == 0 and tuple(got) == (want[0], 1):
-                why = ("a hypothesis shorter than n has no n-gram of order n, so the total is 0, not at least 1 "
-                       "(corpus_bleu, not modified_precision, deals with an order whose pooled total is 0)")
-            raise CheckFailed(f"modified_precision({hyp!r}, {refs}, n={n}) returned {got!r}, expected {want}: {why}")
+                why = _("a hypothesis shorter than n has no n-gram of order n, so the total is 0, not at least 1 "
+                        "(corpus_bleu, not modified_precision, deals with an order whose pooled total is 0)")
+            raise CheckFailed(_("modified_precision({hyp}, {refs}, n={n}) returned {got}, expected {want}: "
+                                "{why}").format(hyp=repr(hyp), refs=refs, n=n, got=repr(got), want=want, why=why))
     hyps, refs = random_corpus(rng, 6, 3)
     for hyp, rs in zip(hyps, refs):
         for n in (1, 2, 3):
             want = tuple(reference.bleu.modified_precision(hyp, rs, n))
             got = bleu.modified_precision(hyp, rs, n)
             if tuple(got) != want:
-                raise CheckFailed(f"modified_precision on a random sentence (n={n}) returned {tuple(got)}, "
-                                  f"expected {want}")
+                raise CheckFailed(_("modified_precision on a random sentence (n={n}) returned {got}, expected "
+                                    "{want}").format(n=n, got=tuple(got), want=want))
 
 
 def test_brevity_penalty_edges(bleu):
@@ -180,27 +188,28 @@ def test_brevity_penalty_edges(bleu):
              (1, 10, math.exp(-9.0)), (9, 10, math.exp(1 - 10 / 9))]
     for c, r, want in cases:
         expect_bleu(bleu.brevity_penalty(c, r), want, f"brevity_penalty({c}, {r})",
-                    "BP = 1 when c >= r, exp(1 - r/c) when 0 < c < r, and 0 for an empty hypothesis")
+                    _("BP = 1 when c >= r, exp(1 - r/c) when 0 < c < r, and 0 for an empty hypothesis"))
 
 
 def test_closest_reference_length_tie_shorter(bleu):
     hyp = toks("a b c d e")
     # Reference lengths 4 and 6 are equally close to 5: the shorter (4) is used, so BP = 1.
     refs = [toks("a b c d"), toks("a b c d e f")]
-    expect_corpus_bleu(bleu, [hyp], [refs], {}, 1.0, "BLEU with references of lengths 4 and 6 for a 5-token hypothesis",
-                       "on a tie in |ref_len - hyp_len| take the shorter reference length (here 4, so no brevity "
-                       "penalty)")
+    expect_corpus_bleu(bleu, [hyp], [refs], {}, 1.0,
+                       _("BLEU with references of lengths 4 and 6 for a 5-token hypothesis"),
+                       _("on a tie in |ref_len - hyp_len| take the shorter reference length (here 4, so no brevity "
+                         "penalty)"))
     # The closest length, not the shortest: lengths 3 and 7 for a 6-token hypothesis -> r = 7.
     hyp = toks("a b c d e f")
     refs = [toks("x y z"), toks("a b c d e f g")]
     expect_corpus_bleu(bleu, [hyp], [refs], {}, math.exp(1 - 7 / 6),
-                       "BLEU with references of lengths 3 and 7 for a 6-token hypothesis",
-                       "the effective reference length is the one closest to the hypothesis length (7 here), not "
-                       "the shortest")
+                       _("BLEU with references of lengths 3 and 7 for a 6-token hypothesis"),
+                       _("the effective reference length is the one closest to the hypothesis length (7 here), not "
+                         "the shortest"))
     # Nor the longest: lengths 5 and 9 for a 6-token hypothesis -> r = 5, BP = 1.
     refs = [toks("a b c d e"), toks("a b c d e f g h i")]
-    expect_bleu(bleu.sentence_bleu(hyp, refs), 1.0, "sentence_bleu with references of lengths 5 and 9 for a 6-token "
-                "hypothesis", "the closest reference length is 5, so there is no brevity penalty",
+    expect_bleu(bleu.sentence_bleu(hyp, refs), 1.0, _("sentence_bleu with references of lengths 5 and 9 for a "
+                "6-token hypothesis"), _("the closest reference length is 5, so there is no brevity penalty"),
                 corpus=([hyp], [refs], 4, "none"))
 
 
@@ -208,16 +217,18 @@ def test_corpus_bleu_pools_statistics(bleu):
     hyps = [toks("a b c d e f g h"), toks("a b")]
     refs = [[toks("a b c d e f g h")], [toks("a b c d")]]
     # Pooled: p1 = 10/10, p2 = 8/8, p3 = 6/6, p4 = 5/5; c = 10, r = 12 -> BLEU = exp(1 - 12/10).
-    expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 12 / 10), "corpus BLEU of a 2-sentence corpus",
-                       "sum clipped matches, totals and lengths over the corpus first, then one BP * geometric mean "
-                       "(the short second sentence alone would score 0 at orders 3-4, and its own BP would be exp(-1))")
+    expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 12 / 10), _("corpus BLEU of a 2-sentence corpus"),
+                       _("sum clipped matches, totals and lengths over the corpus first, then one BP * geometric "
+                         "mean (the short second sentence alone would score 0 at orders 3-4, and its own BP would "
+                         "be exp(-1))"))
     hyps = [toks("the cat sat on the mat"), toks("the dog ran"), toks("a cat")]
     refs = [[toks("the cat is on the mat")], [toks("the dog ran away")], [toks("a cat"), toks("the cat sat")]]
     # Matches / totals: unigrams 5+3+2 / 6+3+2, bigrams 3+2+1 / 5+2+1, trigrams 1+1+0 / 4+1+0,
     # 4-grams 0 / 3 -> exp smoothing p4 = 1/(2*3); c = 11, r = 6 + 4 + 2.
     want = math.exp(1 - 12 / 11) * (10 / 11 * 6 / 8 * 2 / 5 * 1 / 6) ** 0.25
-    expect_corpus_bleu(bleu, hyps, refs, {"smooth": "exp"}, want, "corpus BLEU (exp smoothing) of a 3-sentence corpus",
-                       "pool the counts over sentences; the reference length of 'a cat' is 2 (closest), not 3")
+    expect_corpus_bleu(bleu, hyps, refs, {"smooth": "exp"}, want,
+                       _("corpus BLEU (exp smoothing) of a 3-sentence corpus"),
+                       _("pool the counts over sentences; the reference length of 'a cat' is 2 (closest), not 3"))
 
 
 def _closest_length(hyp, refs) -> int:
@@ -231,7 +242,7 @@ def probing_corpus(rng, size, vocab, max_order):
     length (BP < 1), and no order left without hypothesis n-grams (that edge has its own
     test). Drawn again until all hold, so which mistakes it catches does not depend on the seed."""
     words = WORDS[:vocab]
-    for _ in range(1000):
+    for _attempt in range(1000):
         hyps, refs = random_corpus(rng, size, vocab)
         n = int(rng.integers(max(4, max_order), 8))
         tie = [str(w) for w in rng.choice(words, size=n)]
@@ -253,7 +264,8 @@ def test_corpus_bleu_matches_reference_random(bleu, reference, rng):
         for smooth in MODES:
             want = reference.bleu.corpus_bleu(hyps, refs, max_order=order, smooth=smooth)
             expect_corpus_bleu(bleu, hyps, refs, {"max_order": order, "smooth": smooth}, want,
-                               f"corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth!r})")
+                               _("corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth})")
+                               .format(size=size, order=order, smooth=repr(smooth)))
     hyp, refs = hyps[-2], refs[-2]      # the tie probe: long enough for every order (that edge has its own test)
     for smooth in ("exp", "add-k"):
         expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth),
@@ -269,38 +281,40 @@ def test_smoothing_modes_edge_cases(bleu):
             "floor": (5 / 6 * 3 / 5 * 1 / 4 * (0.1 / 3)) ** 0.25,
             "add-k": (5 / 6 * 4 / 6 * 2 / 5 * 1 / 4) ** 0.25,   # k = 1 added to orders 2..4 only
             "exp": (5 / 6 * 3 / 5 * 1 / 4 * (1 / (2 * 3))) ** 0.25}
-    hints = {"none": "without smoothing a zero precision makes BLEU 0",
-             "floor": "floor: a zero count becomes 0.1 / total for that order",
-             "add-k": "add-k: add 1 to the matches and the total of every order n >= 2 (not the unigrams)",
-             "exp": "exp: the first zero order gets 1 / (2 * total), the next 1 / (4 * total), ..."}
+    hints = {"none": _("without smoothing a zero precision makes BLEU 0"),
+             "floor": _("floor: a zero count becomes 0.1 / total for that order"),
+             "add-k": _("add-k: add 1 to the matches and the total of every order n >= 2 (not the unigrams)"),
+             "exp": _("exp: the first zero order gets 1 / (2 * total), the next 1 / (4 * total), ...")}
     for smooth in MODES:
         expect_corpus_bleu(bleu, [hyp], [ref], {"smooth": smooth}, want[smooth],
-                           f"BLEU (smooth={smooth!r}) when only the 4-grams have no match", hints[smooth])
+                           _("BLEU (smooth={smooth}) when only the 4-grams have no match").format(smooth=repr(smooth)),
+                           hints[smooth])
     # Two zero orders under exp: the halvings compound (1/(2*3) then 1/(4*2)).
     hyp, ref = toks("a b x c d"), [toks("a b y c d")]      # 4/5, 2/4, 0/3, 0/2
     expect_corpus_bleu(bleu, [hyp], [ref], {"smooth": "exp"}, (4 / 5 * 2 / 4 * 1 / 6 * 1 / 8) ** 0.25,
-                       "BLEU (smooth='exp') with zero matches at orders 3 and 4", hints["exp"])
+                       _("BLEU (smooth='exp') with zero matches at orders 3 and 4"), hints["exp"])
     # No n-gram of any order matches: 0 under every smoothing.
     for smooth in MODES:
         expect_corpus_bleu(bleu, [toks("x y z w")], [[toks("a b c d")]], {"smooth": smooth}, 0.0,
-                           f"BLEU (smooth={smooth!r}) when nothing matches",
-                           "when no n-gram of any order matches, BLEU is 0 whatever the smoothing (corpus_bleu's "
-                           "docstring)")
+                           _("BLEU (smooth={smooth}) when nothing matches").format(smooth=repr(smooth)),
+                           _("when no n-gram of any order matches, BLEU is 0 whatever the smoothing (corpus_bleu's "
+                             "docstring)"))
     # Hypotheses shorter than n: no n-grams of orders 3, 4 at all -> 0, except add-k.
     short_hyp, short_ref = [toks("a b")], [[toks("a b c")]]
     for smooth in ("none", "floor", "exp"):
         expect_corpus_bleu(bleu, short_hyp, short_ref, {"smooth": smooth}, 0.0,
-                           f"BLEU (smooth={smooth!r}) of a 2-token hypothesis with max_order=4",
-                           "an order with no hypothesis n-grams at all (total 0) makes BLEU 0; smoothing cannot "
-                           "divide by 0")
+                           _("BLEU (smooth={smooth}) of a 2-token hypothesis with max_order=4").format(
+                               smooth=repr(smooth)),
+                           _("an order with no hypothesis n-grams at all (total 0) makes BLEU 0; smoothing cannot "
+                             "divide by 0"))
     expect_corpus_bleu(bleu, short_hyp, short_ref, {"smooth": "add-k"}, math.exp(1 - 3 / 2),
-                       "BLEU (smooth='add-k') of a 2-token hypothesis with max_order=4",
-                       "add-k turns the empty orders 3 and 4 into (0+1)/(0+1) = 1, and BP = exp(1 - 3/2)")
+                       _("BLEU (smooth='add-k') of a 2-token hypothesis with max_order=4"),
+                       _("add-k turns the empty orders 3 and 4 into (0+1)/(0+1) = 1, and BP = exp(1 - 3/2)"))
     # An empty hypothesis inside a corpus counts 0 tokens, and the closest reference length to 0.
     hyps = [toks("a b c d"), []]
     refs = [[toks("a b c d")], [toks("x y z"), toks("x")]]
-    expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 5 / 4), "BLEU of a corpus with an empty hypothesis",
-                       "an empty hypothesis adds 0 to c and its closest reference length (here 1) to r")
+    expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 5 / 4), _("BLEU of a corpus with an empty hypothesis"),
+                       _("an empty hypothesis adds 0 to c and its closest reference length (here 1) to r"))
 
 
 def test_per_hypothesis_reference_layout(bleu):
@@ -311,14 +325,15 @@ def test_per_hypothesis_reference_layout(bleu):
     # Sentence 1 matches every n-gram in one of its 3 references: 6/6, 5/5, 4/4, 3/3;
     # sentence 2: 5/6, 3/5, 2/4, 1/3. Same lengths (6 and 6): BP = 1.
     want = (11 / 12 * 8 / 10 * 6 / 8 * 4 / 6) ** 0.25
-    expect_corpus_bleu(bleu, hyps, refs, {}, want, "corpus BLEU with 3 references for sentence 1 and 1 for sentence 2",
-                       "references[i] is the list of references of hypothesis i (nltk's layout); do not read it as "
-                       "reference streams refs[k][i] (the other layout the module docstring warns about), e.g. with "
-                       "zip(*references)")
+    expect_corpus_bleu(bleu, hyps, refs, {}, want,
+                       _("corpus BLEU with 3 references for sentence 1 and 1 for sentence 2"),
+                       _("references[i] is the list of references of hypothesis i (nltk's layout); do not read it as "
+                         "reference streams refs[k][i] (the other layout the module docstring warns about), e.g. "
+                         "with zip(*references)"))
     # Two references each, the good one in a different position: per hypothesis both sentences
     # match perfectly (BLEU 1); read as streams, each would be scored against the wrong sentences.
     hyps = [toks("a b c d"), toks("e f g h")]
     refs = [[toks("p q"), toks("a b c d")], [toks("e f g h"), toks("r s")]]
-    expect_corpus_bleu(bleu, hyps, refs, {}, 1.0, "corpus BLEU with two references per hypothesis",
-                       "references[i] are the references of hypothesis i; transposing them scores 'a b c d' against "
-                       "'p q' and 'e f g h'")
+    expect_corpus_bleu(bleu, hyps, refs, {}, 1.0, _("corpus BLEU with two references per hypothesis"),
+                       _("references[i] are the references of hypothesis i; transposing them scores 'a b c d' "
+                         "against 'p q' and 'e f g h'"))

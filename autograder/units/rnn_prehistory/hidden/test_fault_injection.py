@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 
 from autograder.checks import CheckFailed, expect_array, expect_not_mutated, expect_tuple
+from autograder.i18n import _
 from autograder.units.rnn_prehistory.lab.fault_lab import (BPTT_STAND_INS, BROKEN, EXPECTED, PRIMITIVE_TOPIC,
                                                            RERUN_FUNCTIONS, RERUNS, SIGNAL_FIGURES, SIGNAL_HINTS,
                                                            T_STEPS, TOPIC, CheckedPrimitives, Primitives, _fmt,
@@ -130,9 +131,10 @@ def _patched_run(fault_injection, lab, target, helper):
     result = lab["patched"][name]
     if isinstance(result, Exception):
         message = getattr(result, "message", str(result))
-        raise CheckFailed(f"run_fault_injection({lab['seed']}) failed when {target} was replaced by a broken version "
-                          f"({type(helper).__name__}): {message[:400]}. The lab should measure and report, "
-                          "not stop, when a primitive misbehaves") from None
+        raise CheckFailed(_("run_fault_injection({seed}) failed when {target} was replaced by a broken version "
+                            "({helper}): {message}. The lab should measure and report, not stop, when a primitive "
+                            "misbehaves").format(seed=lab['seed'], target=target, helper=type(helper).__name__,
+                                                 message=message[:400])) from None
     return name, result
 
 
@@ -217,9 +219,14 @@ def _rerun(key, reruns, signals, report_extras):
         fields["rerun_values"] = {k: v for k, v in result["values"].items()}
         if not rerun_holds(key, result):
             shown = ", ".join(f"{k} = {_fmt(v)}" for k, v in result["values"].items())
-            cause = "; ".join(entry["deviations"].values())
-            raise CheckFailed(f"the grader's own run of the {key} experiment, calling your primitives, does not "
-                              f"show the signal ({shown})" + (f": {cause}" if cause else "") + f". {SIGNAL_HINTS[key]}")
+            cause = _("; ").join(entry["deviations"].values())   # the separator of the deviations
+            if cause:
+                raise CheckFailed(_("the grader's own run of the {key} experiment, calling your primitives, does not "
+                                    "show the signal ({shown}): {cause}. {hint}").format(
+                    key=key, shown=shown, cause=cause, hint=_(SIGNAL_HINTS[key])))
+            raise CheckFailed(_("the grader's own run of the {key} experiment, calling your primitives, does not "
+                                "show the signal ({shown}). {hint}").format(key=key, shown=shown,
+                                                                           hint=_(SIGNAL_HINTS[key])))
 
 
 # ============================================================ primitives, known answers
@@ -239,13 +246,15 @@ def _expect_log_values(got, expected, what):
     inf_expected = np.isneginf(expected)
     if not np.array_equal(np.isneginf(got), inf_expected):
         where = int(np.flatnonzero(np.isneginf(got) != inf_expected)[0])
-        raise CheckFailed(f"{what}[{where}] = {_fmt(float(got[where]))}, expected {_fmt(float(expected[where]))} "
-                          "(-inf from the first zero factor on, finite before it)")
+        raise CheckFailed(_("{what}[{where}] = {got}, expected {expected} (-inf from the first zero factor on, "
+                            "finite before it)").format(what=what, where=where, got=_fmt(float(got[where])),
+                                                        expected=_fmt(float(expected[where]))))
     finite = ~inf_expected
     err = np.abs(got[finite] - expected[finite]) / (1 + np.abs(expected[finite]))
     if not np.all(np.isfinite(got[finite])) or (err.size and err.max() > 1e-9):
         where = int(np.flatnonzero(finite)[np.argmax(np.where(np.isfinite(err), err, np.inf))])
-        raise CheckFailed(f"{what}[{where}] = {_fmt(float(got[where]))}, expected {_fmt(float(expected[where]))}")
+        raise CheckFailed(_("{what}[{where}] = {got}, expected {expected}").format(
+            what=what, where=where, got=_fmt(float(got[where])), expected=_fmt(float(expected[where]))))
 
 
 def test_log_abs_cumprod_matches_running_log_sum(fault_injection, rng):
@@ -254,15 +263,15 @@ def test_log_abs_cumprod_matches_running_log_sum(fault_injection, rng):
     factors[29] = 0.0
     got = fault_injection.log_abs_cumprod(factors)
     expect_not_mutated(fault_injection, "log_abs_cumprod")
-    _expect_log_values(got, _running_log_sum(factors), "log_abs_cumprod(factors) (signs mixed, a zero at index 29)")
+    _expect_log_values(got, _running_log_sum(factors), _("log_abs_cumprod(factors) (signs mixed, a zero at index 29)"))
 
 
 def test_log_abs_cumprod_does_not_underflow_or_overflow(fault_injection, rng):
-    for lo, hi, what in [(0.01, 0.3, "500 factors in [0.01, 0.3] (the product underflows to 0.0)"),
-                         (4.0, 8.0, "500 factors in [4, 8] (the product overflows to inf)")]:
+    for lo, hi, what in [(0.01, 0.3, _("500 factors in [0.01, 0.3] (the product underflows to 0.0)")),
+                         (4.0, 8.0, _("500 factors in [4, 8] (the product overflows to inf)"))]:
         factors = rng.uniform(lo, hi, size=500) * rng.choice([-1.0, 1.0], size=500)
         _expect_log_values(fault_injection.log_abs_cumprod(factors), _running_log_sum(factors),
-                           f"log_abs_cumprod of {what}")
+                           _("log_abs_cumprod of {what}").format(what=what))
 
 
 def _with_spectrum(rng, eigenvalues):
@@ -284,10 +293,10 @@ def _with_spectrum(rng, eigenvalues):
 
 def test_scale_spectral_radius_uses_largest_eigenvalue_modulus(fault_injection, rng):
     cases = [
-        ("a matrix whose dominant eigenvalue is -3 (largest real part 2)", [-3.0, 2.0, 1.0, 0.5], 3.0),
-        ("a matrix with eigenvalues 0.4 +- 2i (modulus 2.04) and 1.5", [complex(0.4, 2.0), 1.5, -0.2],
+        (_("a matrix whose dominant eigenvalue is -3 (largest real part 2)"), [-3.0, 2.0, 1.0, 0.5], 3.0),
+        (_("a matrix with eigenvalues 0.4 +- 2i (modulus 2.04) and 1.5"), [complex(0.4, 2.0), 1.5, -0.2],
          math.hypot(0.4, 2.0)),
-        ("a strongly non-normal matrix (largest singular value >> spectral radius)", None, 1.0),
+        (_("a strongly non-normal matrix (largest singular value >> spectral radius)"), None, 1.0),
     ]
     for what, spectrum, radius in cases:
         if spectrum is None:
@@ -296,14 +305,15 @@ def test_scale_spectral_radius_uses_largest_eigenvalue_modulus(fault_injection, 
             W = _with_spectrum(rng, spectrum)
         for rho in (0.5, 1.5):
             got = expect_array(fault_injection.scale_spectral_radius(W, rho), W.shape,
-                               f"scale_spectral_radius on {what}")
+                               _("scale_spectral_radius on {what}").format(what=what))
             expect_not_mutated(fault_injection, "scale_spectral_radius")
             expected = W * (rho / radius)
             err = np.max(np.abs(got - expected)) / np.max(np.abs(expected))
             if not err < 1e-8:
                 measured = float(np.max(np.abs(np.linalg.eigvals(got)))) if np.all(np.isfinite(got)) else math.nan
-                raise CheckFailed(f"scale_spectral_radius(W, {rho}) on {what}: the result has spectral radius "
-                                  f"{_fmt(measured)}, expected {rho} (and it must be a positive multiple of W)")
+                raise CheckFailed(_("scale_spectral_radius(W, {rho}) on {what}: the result has spectral radius "
+                                    "{measured}, expected {rho} (and it must be a positive multiple of W)").format(
+                    rho=rho, what=what, measured=_fmt(measured)))
 
 
 def _fd_chain_norms(Wh, U, h0, step=1e-6):
@@ -331,19 +341,20 @@ def _fd_chain_norms(Wh, U, h0, step=1e-6):
 
 
 def test_jacobian_chain_norms_tanh_matches_finite_differences(fault_injection, rng):
-    for scale, what in [(0.7, "small states"), (2.5, "saturating states")]:
+    for scale, what in [(0.7, _("small states")), (2.5, _("saturating states"))]:
         H, T = 5, 7
         Wh = rng.normal(size=(H, H)) * scale / math.sqrt(H)
         hs, expected = _fd_chain_norms(Wh, rng.normal(size=(T, H)) * 0.8, np.tanh(rng.normal(size=H)))
         got = expect_array(fault_injection.jacobian_chain_norms(Wh, hs, "tanh"), (T,),
-                           f"jacobian_chain_norms(Wh, hs, 'tanh') with {what}")
+                           _("jacobian_chain_norms(Wh, hs, 'tanh') with {what}").format(what=what))
         expect_not_mutated(fault_injection, "jacobian_chain_norms")
         # finite differences carry an absolute error ~1e-10 (the smallest norms here are ~1e-9)
         excess = np.abs(got - expected) / (1e-6 * expected + 1e-8)
         if not np.max(excess) <= 1.0:
             k = int(np.argmax(excess)) + 1
-            raise CheckFailed(f"jacobian_chain_norms(Wh, hs, 'tanh') with {what}: ||dh_T/dh_(T-{k})|| = "
-                              f"{_fmt(float(got[k - 1]))}, finite differences give {_fmt(float(expected[k - 1]))}")
+            raise CheckFailed(_("jacobian_chain_norms(Wh, hs, 'tanh') with {what}: ||dh_T/dh_(T-{k})|| = {got}, "
+                                "finite differences give {expected}").format(
+                what=what, k=k, got=_fmt(float(got[k - 1])), expected=_fmt(float(expected[k - 1]))))
 
 
 def test_jacobian_chain_norms_linear_is_the_weight_factor(fault_injection, rng):
@@ -356,8 +367,9 @@ def test_jacobian_chain_norms_linear_is_the_weight_factor(fault_injection, rng):
     err = np.abs(got - expected) / expected
     if not np.max(err) < 1e-8:
         k = int(np.argmax(err)) + 1
-        raise CheckFailed(f"jacobian_chain_norms(Wh, hs, 'linear')[{k - 1}] = {_fmt(float(got[k - 1]))}, expected "
-                          f"||Wh^{k}||_2 = {_fmt(float(expected[k - 1]))} (no activation factor in the linear chain)")
+        raise CheckFailed(_("jacobian_chain_norms(Wh, hs, 'linear')[{index}] = {got}, expected ||Wh^{k}||_2 = "
+                            "{expected} (no activation factor in the linear chain)").format(
+            index=k - 1, got=_fmt(float(got[k - 1])), k=k, expected=_fmt(float(expected[k - 1]))))
 
 
 def test_clip_grad_norm_global_scaling_keeps_direction(fault_injection, rng):
@@ -365,19 +377,22 @@ def test_clip_grad_norm_global_scaling_keeps_direction(fault_injection, rng):
         clipped, total = expect_tuple(fault_injection.clip_grad_norm(grads, max_norm), 2, "clip_grad_norm")
         expect_not_mutated(fault_injection, "clip_grad_norm")
         if not isinstance(clipped, dict) or set(clipped) != set(grads):
-            raise CheckFailed(f"clip_grad_norm({what})[0] should be a dict with the keys {sorted(grads)}")
+            raise CheckFailed(_("clip_grad_norm({what})[0] should be a dict with the keys {keys}").format(
+                what=what, keys=sorted(grads)))
         oracle = math.sqrt(math.fsum(float(v) ** 2 for g in grads.values() for v in np.ravel(g)))
         try:
             total = float(total)
         except (TypeError, ValueError):
-            raise CheckFailed(f"clip_grad_norm({what})[1] should be a number, got {type(total).__name__}") from None
+            raise CheckFailed(_("clip_grad_norm({what})[1] should be a number, got {type}").format(
+                what=what, type=type(total).__name__)) from None
         if not abs(total - oracle) <= 1e-9 * oracle:
-            raise CheckFailed(f"clip_grad_norm({what}) returned total_norm {_fmt(total)}, expected the global L2 "
-                              f"norm over all arrays {_fmt(oracle)}")
+            raise CheckFailed(_("clip_grad_norm({what}) returned total_norm {total}, expected the global L2 norm "
+                                "over all arrays {expected}").format(what=what, total=_fmt(total),
+                                                                     expected=_fmt(oracle)))
         return clipped, oracle
 
     grads = {"Wx": rng.normal(size=(4, 3)) * 3.0, "b": rng.normal(size=3) * 0.05, "Wh": rng.normal(size=(2, 2, 2)) * 5}
-    for factor, what in [(0.3, "a total norm above max_norm"), (1e-7, "a total norm 1e7 times max_norm")]:
+    for factor, what in [(0.3, _("a total norm above max_norm")), (1e-7, _("a total norm 1e7 times max_norm"))]:
         total = math.sqrt(sum(float(np.sum(g**2)) for g in grads.values()))
         max_norm = factor * total
         clipped, oracle = call(grads, max_norm, what)
@@ -385,17 +400,19 @@ def test_clip_grad_norm_global_scaling_keeps_direction(fault_injection, rng):
             c = expect_array(clipped[k], g.shape, f"clip_grad_norm({what})[0][{k!r}]")
             ratio = np.linalg.norm(c - g * (max_norm / oracle)) / np.linalg.norm(g * (max_norm / oracle))
             if not ratio < 1e-6:
-                raise CheckFailed(f"clip_grad_norm with {what}: {k!r} is not grads[{k!r}] * max_norm / total_norm "
-                                  "(every array must be scaled by the same factor, computed from the global norm)")
+                raise CheckFailed(_("clip_grad_norm with {what}: {key} is not grads[{key}] * max_norm / total_norm "
+                                    "(every array must be scaled by the same factor, computed from the global "
+                                    "norm)").format(what=what, key=repr(k)))
     small = {"a": rng.normal(size=(3, 2)), "b": rng.normal(size=4)}
-    for max_norm, grads2, what in [(100.0, small, "a total norm below max_norm"),
-                                   (1.0, {"a": np.zeros((2, 2)), "b": np.zeros(3)}, "all-zero gradients")]:
-        clipped, _ = call(grads2, max_norm, what)
+    for max_norm, grads2, what in [(100.0, small, _("a total norm below max_norm")),
+                                   (1.0, {"a": np.zeros((2, 2)), "b": np.zeros(3)}, _("all-zero gradients"))]:
+        clipped, _oracle = call(grads2, max_norm, what)
         for k, g in grads2.items():
             c = expect_array(clipped[k], g.shape, f"clip_grad_norm({what})[0][{k!r}]")
             if not (np.all(np.isfinite(c)) and np.allclose(c, g, rtol=1e-12, atol=0)):
-                raise CheckFailed(f"clip_grad_norm with {what} changed {k!r}: below the threshold the gradients "
-                                  "must stay as they are (clipping only ever scales down)")
+                raise CheckFailed(_("clip_grad_norm with {what} changed {key}: below the threshold the gradients "
+                                    "must stay as they are (clipping only ever scales down)").format(
+                    what=what, key=repr(k)))
 
 
 # ================================================================= the seven signals

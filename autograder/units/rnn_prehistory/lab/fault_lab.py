@@ -15,6 +15,7 @@ import zlib
 import numpy as np
 
 from autograder.checks import CheckFailed, expect_array, expect_tuple, finite_differences_batched
+from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory.lab.broken_primitives import (ChainWithoutActivation, ChainWithoutWeights,
                                                                     LogAbsNoCumsum, NoClip, ScaleIgnoresRho,
                                                                     ZeroRNNBackward)
@@ -156,16 +157,18 @@ def shrunk_sizes(keys) -> dict[str, int]:
 
 
 SIGNAL_HINTS = {
-    "near_one_product_stays_bounded": "Log|product| must be the running sum of log|factor| (log_abs_cumprod)",
-    "rho_below_one_gradient_decays": "W = scale_spectral_radius(W0, 0.5), tanh rollout, "
-    "jacobian_chain_norms(W, hs, 'tanh')[-1]",
-    "rho_above_one_gradient_explodes": "The explosion is measured on the linear chain (weight factor only) "
-    "at rho = 1.5",
-    "rho_one_tanh_saturation_still_decays": "The median over 8 initial states of the tanh chain vs the linear "
-    "chain, rho = 1",
-    "clipping_caps_norm_keeps_training_alive": "SGD on the linear RNN at rho = 1.5 with and without clip_grad_norm",
-    "clipping_does_not_rescue_vanishing": "Use bptt.rnn_forward/rnn_backward at rho = 0.5, then clip_grad_norm",
-    "bptt_matches_finite_difference": "Compare bptt.rnn_backward against central differences of bptt.rnn_forward",
+    "near_one_product_stays_bounded": N_("Log|product| must be the running sum of log|factor| (log_abs_cumprod)"),
+    "rho_below_one_gradient_decays": N_("W = scale_spectral_radius(W0, 0.5), tanh rollout, "
+                                        "jacobian_chain_norms(W, hs, 'tanh')[-1]"),
+    "rho_above_one_gradient_explodes": N_("The explosion is measured on the linear chain (weight factor only) "
+                                          "at rho = 1.5"),
+    "rho_one_tanh_saturation_still_decays": N_("The median over 8 initial states of the tanh chain vs the linear "
+                                               "chain, rho = 1"),
+    "clipping_caps_norm_keeps_training_alive": N_("SGD on the linear RNN at rho = 1.5 with and without "
+                                                  "clip_grad_norm"),
+    "clipping_does_not_rescue_vanishing": N_("Use bptt.rnn_forward/rnn_backward at rho = 0.5, then clip_grad_norm"),
+    "bptt_matches_finite_difference": N_("Compare bptt.rnn_backward against central differences of "
+                                         "bptt.rnn_forward"),
 }
 
 
@@ -212,27 +215,28 @@ def _first_difference(got, want, what: str, rel: float, floor: float) -> str | N
     Tuples and dicts are compared item by item; -inf must match -inf."""
     if isinstance(want, dict):
         if not isinstance(got, dict) or set(got) != set(want):
-            return f"{what} should be a dict with the keys {sorted(want)}"
+            return _("{what} should be a dict with the keys {keys}").format(what=what, keys=sorted(want))
         return next((d for k in want if (d := _first_difference(got[k], want[k], f"{what}[{k!r}]", rel, floor))),
                     None)
     if isinstance(want, tuple):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            return f"{what} should be a tuple of {len(want)}"
+            return _("{what} should be a tuple of {n}").format(what=what, n=len(want))
         return next((d for i, (g, w) in enumerate(zip(got, want))
                      if (d := _first_difference(g, w, f"{what}[{i}]", rel, floor))), None)
     try:
         g, w = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
     except (TypeError, ValueError):
-        return f"{what} is not numeric"
+        return _("{what} is not numeric").format(what=what)
     if g.shape != w.shape:
-        return f"{what} has shape {g.shape}, expected {w.shape}"
+        return _("{what} has shape {got}, expected {expected}").format(what=what, got=g.shape, expected=w.shape)
     scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=0.0))
     with np.errstate(invalid="ignore"):
         bad = ~((g == w) | (np.abs(g - w) <= rel * np.abs(w) + floor * scale))
     if not bad.any():
         return None
     i = tuple(int(v) for v in np.argwhere(bad)[0])
-    return f"{what}{list(i) if i else ''} = {_fmt(float(g[i]))}, the correct value is {_fmt(float(w[i]))}"
+    return _("{what} = {got}, the correct value is {expected}").format(
+        what=f"{what}{list(i) if i else ''}", got=_fmt(float(g[i])), expected=_fmt(float(w[i])))
 
 
 # How closely each primitive must agree with the correct one: relative error per entry, and a
@@ -281,8 +285,8 @@ class CheckedPrimitives:
                 self.deviations[name] = difference
 
     def _failed(self, name, exc):
-        self.deviations.setdefault(name, f"{name} raised {type(exc).__name__}: "
-                                         f"{str(getattr(exc, 'message', exc))[:200]}")
+        self.deviations.setdefault(name, _("{name} raised {error}: {message}").format(
+            name=name, error=type(exc).__name__, message=str(getattr(exc, 'message', exc))[:200]))
 
 
 class _Checked:
@@ -299,8 +303,8 @@ class _Checked:
         # grader's copies stay as they were): that is a deviation too.
         mutated = getattr(getattr(self._function, "_module", None), "last_mutated", None)
         if mutated:
-            self._owner.deviations.setdefault(self._name, f"{self._name} modified its argument "
-                                                          f"{', '.join(mutated)} in place")
+            self._owner.deviations.setdefault(self._name, _("{name} modified its argument {names} in place").format(
+                name=self._name, names=', '.join(mutated)))
         self._owner._compare(self._name, args, got)
         return got
 
@@ -318,7 +322,7 @@ class _Checked:
 def _matrix(P, W, rho, what):
     W_rho = expect_array(P.scale_spectral_radius(W, rho), W.shape, what)
     if not np.all(np.isfinite(W_rho)):
-        raise CheckFailed(f"{what} contains nan or inf")
+        raise CheckFailed(_("{what} contains nan or inf").format(what=what))
     return W_rho
 
 
@@ -330,7 +334,7 @@ def _chain(P, W, hs, activation, what):
 def _rollout(W, h0, activation, T=T_STEPS):
     """States h_0..h_T of h_t = act(h_{t-1} W); h0 may hold several initial states (rows)."""
     hs = [np.atleast_2d(h0)]
-    for _ in range(T):
+    for _t in range(T):
         a = hs[-1] @ W
         hs.append(np.tanh(a) if activation == "tanh" else a)
     return np.stack(hs, axis=1)   # (n, T+1, H)
@@ -344,7 +348,8 @@ def rerun_products(P, seed):
               "above_one": rng.uniform(1.0, 1.2, 500), "underflow_trap": rng.uniform(0.0, 0.8, 1500)}
     values, worst = {}, 0.0
     for name, factors in groups.items():
-        got = expect_array(P.log_abs_cumprod(factors), factors.shape, f"log_abs_cumprod of the {name} factors")
+        got = expect_array(P.log_abs_cumprod(factors), factors.shape,
+                           _("log_abs_cumprod of the {name} factors").format(name=name))
         oracle = np.array([math.fsum(math.log(f) for f in factors[: t + 1]) for t in range(0, len(factors), 50)]
                           + [math.fsum(math.log(f) for f in factors)])
         picked = np.append(got[::50], got[-1])
@@ -371,10 +376,11 @@ def rerun_spectral(P, seed):
         W = _matrix(P, W0, rho, f"scale_spectral_radius(W0, {rho})")
         states = h0s if rho == 1.0 else h0s[:1]
         tanh_hs = _rollout(W, states, "tanh")
-        tanh_curves = np.array([_chain(P, W, hs, "tanh", f"jacobian_chain_norms(W, hs, 'tanh') at rho = {rho}")
+        tanh_curves = np.array([_chain(P, W, hs, "tanh",
+                                       _("jacobian_chain_norms(W, hs, 'tanh') at rho = {rho}").format(rho=rho))
                                 for hs in tanh_hs])
         linear = _chain(P, W, _rollout(W, h0s[:1], "linear")[0], "linear",
-                        f"jacobian_chain_norms(W, hs, 'linear') at rho = {rho}")
+                        _("jacobian_chain_norms(W, hs, 'linear') at rho = {rho}").format(rho=rho))
         curves[f"rho{rho}_tanh"] = np.median(tanh_curves, axis=0)
         curves[f"rho{rho}_linear"] = linear
         values[f"rho{rho}_tanh_norm"] = float(np.median(tanh_curves[:, -1]))
@@ -388,7 +394,7 @@ def rerun_spectral(P, seed):
 def _linear_rnn(Wx, Wh, b, x, y):
     """Loss 0.5/N sum_n ||h_T[n] - y[n]||^2 of h_t = x_t Wx + h_{t-1} Wh + b (h_0 = 0), and
     its gradients; x (N, T, D), y (N, H)."""
-    N, T, _ = x.shape
+    N, T, _D = x.shape
     hs = [np.zeros((N, Wh.shape[0]))]
     for t in range(T):
         hs.append(x[:, t] @ Wx + hs[-1] @ Wh + b)
@@ -412,7 +418,7 @@ def rerun_clipping(P, seed, steps=100, lr=0.05):
              "Wx": rng.normal(size=(4, 8)) / 2.0, "b": np.zeros(8)}
     noclip, params = [], dict(start)
     with np.errstate(all="ignore"):
-        for _ in range(steps):
+        for _step in range(steps):
             loss, grads = _linear_rnn(params["Wx"], params["Wh"], params["b"], x, y)
             noclip.append(loss)
             if not math.isfinite(loss):
@@ -426,7 +432,8 @@ def rerun_clipping(P, seed, steps=100, lr=0.05):
             break
         clipped, total = expect_tuple(P.clip_grad_norm(grads, TAU), 2, "clip_grad_norm")
         if not isinstance(clipped, dict) or set(clipped) != set(grads):
-            raise CheckFailed(f"clip_grad_norm should return a dict with the keys {sorted(grads)} first")
+            raise CheckFailed(_("clip_grad_norm should return a dict with the keys {keys} first").format(
+                keys=sorted(grads)))
         for k in grads:
             expect_array(clipped[k], grads[k].shape, f"clip_grad_norm(...)[0][{k!r}]")
         update_norms.append(math.sqrt(math.fsum(float(np.sum(np.square(v))) for v in clipped.values())))
@@ -450,12 +457,12 @@ def rerun_vanishing(P, seed):
     Wx = rng.normal(size=(4, 16)) / 2.0
     Wh = _matrix(P, rng.normal(size=(16, 16)), 0.5, "scale_spectral_radius(W, 0.5)")
     h, cache = expect_tuple(P.rnn_forward(x, np.zeros((1, 16)), Wx, Wh, np.zeros(16)), 2, "bptt.rnn_forward")
-    expect_array(h, (1, T_STEPS, 16), "bptt.rnn_forward's h")
+    expect_array(h, (1, T_STEPS, 16), _("bptt.rnn_forward's h"))
     dh = np.zeros((1, T_STEPS, 16))
     dh[0, -1] = 1.0
     dx, dh0, dWx, dWh, db = expect_tuple(P.rnn_backward(dh, cache), 5, "bptt.rnn_backward")
-    expect_array(dx, x.shape, "bptt.rnn_backward's dx")
-    clipped, _ = expect_tuple(P.clip_grad_norm({"x": dx, "h0": dh0, "Wx": dWx, "Wh": dWh, "b": db}, TAU), 2,
+    expect_array(dx, x.shape, _("bptt.rnn_backward's dx"))
+    clipped, _total = expect_tuple(P.clip_grad_norm({"x": dx, "h0": dh0, "Wx": dWx, "Wh": dWh, "b": db}, TAU), 2,
                               "clip_grad_norm")
     dx_clip = expect_array(clipped.get("x") if isinstance(clipped, dict) else None, x.shape,
                            "clip_grad_norm(...)[0]['x']")
@@ -483,12 +490,12 @@ def rerun_bptt(P, seed, step=1e-6):
     def losses(probes):
         outputs = _map(P.rnn_forward, [(x, h0, *probe) for probe in probes])
         return [math.fsum((R * expect_array(expect_tuple(out, 2, "bptt.rnn_forward")[0], (N, T, H),
-                                            "bptt.rnn_forward's h")).ravel()) for out in outputs]
+                                            _("bptt.rnn_forward's h"))).ravel()) for out in outputs]
 
-    _, cache = expect_tuple(P.rnn_forward(x, h0, *params), 2, "bptt.rnn_forward")
+    _h, cache = expect_tuple(P.rnn_forward(x, h0, *params), 2, "bptt.rnn_forward")
     grads = expect_tuple(P.rnn_backward(R, cache), 5, "bptt.rnn_backward")[2:]
     for g, p, name in zip(grads, params, ("dWx", "dWh", "db")):
-        expect_array(g, p.shape, f"bptt.rnn_backward's {name}")
+        expect_array(g, p.shape, _("bptt.rnn_backward's {name}").format(name=name))
     numeric = finite_differences_batched(losses, params, step)
     # The student's lab may take its differences with bptt.numerical_gradient: one call on a
     # known function lets CheckedPrimitives compare it with a correct one.
@@ -529,31 +536,38 @@ def check_returned(key: str, run: dict, expect: bool | None) -> None:
     `expect` (either, for None), its figures numbers that agree with it (and in RANGES when
     expected true)."""
     if not isinstance(run, dict):
-        raise CheckFailed(f"run_fault_injection should return a dict, got {type(run).__name__}")
+        raise CheckFailed(_("run_fault_injection should return a dict, got {type}").format(type=type(run).__name__))
     missing = [k for k in (key, *SIGNAL_FIGURES[key]) if k not in run]
     if missing:
-        raise CheckFailed(f"run_fault_injection's dict lacks the key(s) {', '.join(missing)} (see the docstring of run_fault_injection)")
+        raise CheckFailed(_("run_fault_injection's dict lacks the key(s) {keys} (see the docstring of "
+                            "run_fault_injection)").format(keys=', '.join(missing)))
     if not isinstance(run[key], bool):
-        raise CheckFailed(f"run_fault_injection()[{key!r}] should be a bool, got {type(run[key]).__name__}")
+        raise CheckFailed(_("run_fault_injection()[{key}] should be a bool, got {type}").format(
+            key=repr(key), type=type(run[key]).__name__))
     figures = {}
     for fig in SIGNAL_FIGURES[key]:
         v = run[fig]
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise CheckFailed(f"run_fault_injection()[{fig!r}] should be a float, got {type(v).__name__}")
+            raise CheckFailed(_("run_fault_injection()[{key}] should be a float, got {type}").format(
+                key=repr(fig), type=type(v).__name__))
         figures[fig] = float(v)
     criterion = bool(CRITERIA[key](figures))
     shown = ", ".join(f"{k} = {_fmt(v)}" for k, v in figures.items())
     if run[key] != criterion:
-        raise CheckFailed(f"{key} = {run[key]} does not agree with its own figures ({shown}): the signal must be "
-                          "computed from the measured values with the criterion in run_fault_injection's docstring")
+        raise CheckFailed(_("{key} = {value} does not agree with its own figures ({shown}): the signal must be "
+                            "computed from the measured values with the criterion in run_fault_injection's docstring"
+                            ).format(key=key, value=run[key], shown=shown))
     if expect is not None and run[key] != expect:
         if expect:
-            raise CheckFailed(f"{key} is False ({shown}); expected True. {SIGNAL_HINTS[key]}")
-        raise CheckFailed(f"{key} stayed True ({shown}) although a primitive of its experiment was replaced "
-                          f"by a broken one: the signal does not measure what it claims. {SIGNAL_HINTS[key]}")
+            raise CheckFailed(_("{key} is False ({shown}); expected True. {hint}").format(
+                key=key, shown=shown, hint=_(SIGNAL_HINTS[key])))
+        raise CheckFailed(_("{key} stayed True ({shown}) although a primitive of its experiment was replaced "
+                            "by a broken one: the signal does not measure what it claims. {hint}").format(
+            key=key, shown=shown, hint=_(SIGNAL_HINTS[key])))
     if expect:
         for fig, v in figures.items():
             lo, hi = RANGES[fig]
             if not lo <= v <= hi:
-                raise CheckFailed(f"{fig} = {_fmt(v)} is outside the plausible range [{_fmt(lo)}, {_fmt(hi)}] "
-                                  f"for this experiment. {SIGNAL_HINTS[key]}")
+                raise CheckFailed(_("{key} = {value} is outside the plausible range [{low}, {high}] for this "
+                                    "experiment. {hint}").format(key=fig, value=_fmt(v), low=_fmt(lo), high=_fmt(hi),
+                                                                 hint=_(SIGNAL_HINTS[key])))
