@@ -4,6 +4,9 @@
 Each topic module is a fixture named after it (`bptt`, `gru_lstm`, ...), imported from the
 folder above. The grader runs these same test files with its own fixtures of the same
 names, which call your code inside an isolated worker process.
+
+Messages are in English or Chinese: when you run pytest yourself, the language follows your
+locale (LANGUAGE, LC_ALL, LC_MESSAGES or LANG; e.g. `LANG=zh_CN.UTF-8 pytest ...`).
 """
 
 import importlib
@@ -13,14 +16,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autograder import assignment, i18n
+from autograder.i18n import _
+
 HERE = Path(__file__).resolve().parent
+UNIT = "rnn_prehistory"     # the unit these tests belong to (their helpers are autograder.units.rnn_prehistory)
+GRADER_FIXTURES = "autograder_student_modules"     # the grader's plugin of module fixtures (grading/plugin.py)
 
 MODULES = ["bptt", "gate_derivative", "gru_lstm", "fault_injection", "beam_search", "bleu", "attention"]
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser, pluginmanager):
+    # The first hook this file gets: choose the language here, so that --help speaks it too.
+    # Inside the grader the language is already chosen (--lang or the locale) before pytest
+    # starts, and the grader brings its own module fixtures (and passes --noconftest): leave
+    # it alone there. Run by hand, the language follows the locale, with the unit's catalogue.
+    if not pluginmanager.has_plugin(GRADER_FIXTURES):
+        i18n.activate(None, assignment.find(UNIT) / "locale")
     parser.addoption("--submission", default=str(HERE.parent),
-                     help="folder holding the topic modules (default: the stubs beside tests/)")
+                     help=_("folder holding the topic modules (default: the stubs beside tests/)"))
 
 
 def pytest_configure(config):

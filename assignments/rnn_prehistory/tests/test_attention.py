@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from autograder.checks import expect_array, expect_close, expect_not_mutated, expect_tuple
+from autograder.i18n import _
 
 
 def _loop_attention(s_prev, H, Wa, Ua, va, mask):
@@ -37,14 +38,15 @@ def test_additive_attention_fixed_vector(attention):
     expect_not_mutated(attention, "additive_attention")
     want_context, want_alpha = _loop_attention(s_prev, H, Wa, Ua, va, mask)
     expect_array(alpha, (2, 3), "alpha")
-    assert alpha[1, 2] == 0.0, "a masked position (mask False) must get exactly zero weight"
-    assert np.allclose(alpha.sum(axis=1), 1.0), "each row of alpha should sum to 1 (softmax over the real positions)"
+    assert alpha[1, 2] == 0.0, _("a masked position (mask False) must get exactly zero weight")
+    assert np.allclose(alpha.sum(axis=1), 1.0), _("each row of alpha should sum to 1 (softmax over the real positions)")
     expect_close(alpha, want_alpha, "alpha", tol=1e-9,
-                 hint="e = tanh(s_prev Wa + H Ua) va, then a softmax over Tx (axis 1), not over the batch")
-    expect_close(context, want_context, "context", tol=1e-9, hint="context[n] = sum_t alpha[n, t] H[n, t]")
+                 hint=_("e = tanh(s_prev Wa + H Ua) va, then a softmax over Tx (axis 1), not over the batch"))
+    expect_close(context, want_context, "context", tol=1e-9, hint=_("context[n] = sum_t alpha[n, t] H[n, t]"))
     for before, after in zip(args, (s_prev, H, Wa, Ua, va, mask)):
-        assert np.array_equal(before, after), "additive_attention modified one of its inputs in place"
+        assert np.array_equal(before, after), _("additive_attention modified one of its inputs in place")
 
-    _, alpha_none = attention.additive_attention(s_prev, H, Wa, Ua, va)
-    _, want_none = _loop_attention(s_prev, H, Wa, Ua, va, np.ones((2, 3), dtype=bool))
-    expect_close(alpha_none, want_none, "alpha with mask=None", tol=1e-9, hint="mask=None means every position is real")
+    _context, alpha_none = attention.additive_attention(s_prev, H, Wa, Ua, va)
+    _want, want_none = _loop_attention(s_prev, H, Wa, Ua, va, np.ones((2, 3), dtype=bool))
+    expect_close(alpha_none, want_none, _("alpha with mask=None"), tol=1e-9,
+                 hint=_("mask=None means every position is real"))

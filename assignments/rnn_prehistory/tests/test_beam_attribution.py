@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from autograder.i18n import _
 from autograder.units.rnn_prehistory.helpers.language_models import BigramLM
 
 EOS, A, B, BOS = 0, 1, 2, 3
@@ -24,11 +25,12 @@ TRAP = BigramLM(np.log(np.array([[0.1, 0.5, 0.4],      # after eos (never used)
 
 
 def _results(value, what="beam_search"):
-    assert isinstance(value, list), f"{what} should return a list of (tokens, score) pairs, got {type(value).__name__}"
+    assert isinstance(value, list), \
+        _("{what} should return a list of (tokens, score) pairs, got {type}").format(what=what, type=type(value).__name__)
     out = []
     for item in value:
         assert isinstance(item, (tuple, list)) and len(item) == 2, \
-            f"{what}: every entry should be a (tokens, score) pair, got {item!r}"
+            _("{what}: every entry should be a (tokens, score) pair, got {item}").format(what=what, item=repr(item))
         tokens, score = item
         out.append((tuple(int(t) for t in tokens), float(score)))
     return out
@@ -36,33 +38,37 @@ def _results(value, what="beam_search"):
 
 def _expect_results(got, expected, what):
     got = _results(got, what)
-    assert [t for t, _ in got] == [t for t, _ in expected], \
-        f"{what} returned the sequences {[t for t, _ in got]}, expected {[t for t, _ in expected]} (in this order)"
-    for (tokens, score), (_, want) in zip(got, expected):
+    got_tokens, want_tokens = [t for t, _s in got], [t for t, _s in expected]
+    assert got_tokens == want_tokens, \
+        _("{what} returned the sequences {got}, expected {expected} (in this order)").format(
+            what=what, got=got_tokens, expected=want_tokens)
+    for (tokens, score), (_t, want) in zip(got, expected):
         assert math.isclose(score, want, rel_tol=1e-9, abs_tol=1e-12), \
-            f"{what}: the score of {tokens} is {score:.6f}, expected {want:.6f}"
+            _("{what}: the score of {tokens} is {score}, expected {expected}").format(
+                what=what, tokens=tokens, score=f"{score:.6f}", expected=f"{want:.6f}")
 
 
 def test_sequence_score_fixed_table(beam_search):
     log = math.log
     assert math.isclose(beam_search.sequence_score(TRAP, (B, EOS), BOS), log(0.4) + log(0.9), rel_tol=1e-12), \
-        "sequence_score((b, eos)) should be log p(b|bos) + log p(eos|b)"
+        _("sequence_score((b, eos)) should be log p(b|bos) + log p(eos|b)")
     assert math.isclose(beam_search.sequence_score(TRAP, (A, A, EOS), BOS, alpha=1.0),
                         (log(0.5) + log(0.3) + log(0.4)) / 3, rel_tol=1e-12), \
-        "with alpha = 1 the summed log-probability is divided by T = len(tokens) (eos counts, bos does not)"
+        _("with alpha = 1 the summed log-probability is divided by T = len(tokens) (eos counts, bos does not)")
     assert math.isclose(beam_search.sequence_score(TRAP, (B, EOS), BOS, alpha=0.5),
-                        (log(0.4) + log(0.9)) / math.sqrt(2), rel_tol=1e-12), "alpha = 0.5 divides by sqrt(T)"
-    assert beam_search.sequence_score(TRAP, (), BOS, alpha=0.7) == 0.0, "an empty sequence scores 0.0"
+                        (log(0.4) + log(0.9)) / math.sqrt(2), rel_tol=1e-12), \
+        _("alpha = 0.5 divides by sqrt(T)")
+    assert beam_search.sequence_score(TRAP, (), BOS, alpha=0.7) == 0.0, _("an empty sequence scores 0.0")
 
 
 def test_beam_search_fixed_trap(beam_search):
     log = math.log
     _expect_results(beam_search.beam_search(TRAP, BOS, EOS, 1, 3), [((A, EOS), log(0.2))],
-                    "beam_search with beam_width=1 (greedy)")
+                    _("beam_search with beam_width=1 (greedy)"))
     _expect_results(beam_search.beam_search(TRAP, BOS, EOS, 2, 3),
-                    [((B, EOS), log(0.36)), ((A, EOS), log(0.2))], "beam_search with beam_width=2")
+                    [((B, EOS), log(0.36)), ((A, EOS), log(0.2))], _("beam_search with beam_width=2"))
     _expect_results(beam_search.beam_search(TRAP, BOS, EOS, 2, 3, alpha=1.0),
-                    [((B, EOS), log(0.36) / 2), ((A, EOS), log(0.2) / 2)], "beam_search with alpha=1")
+                    [((B, EOS), log(0.36) / 2), ((A, EOS), log(0.2) / 2)], _("beam_search with alpha=1"))
 
 
 def test_beam_search_shrinking_budget(beam_search):
@@ -71,19 +77,19 @@ def test_beam_search_shrinking_budget(beam_search):
     # (b eos .36 and a eos .2 beat a a, a b .15).
     _expect_results(beam_search.beam_search(TRAP, BOS, EOS, 3, 2),
                     [((B, EOS), log(0.36)), ((A, EOS), log(0.2)), ((EOS,), log(0.1))],
-                    "beam_search with beam_width=3, max_len=2")
+                    _("beam_search with beam_width=3, max_len=2"))
     # max_len = 1: a and b are still live after the last step, so they count as finished.
     _expect_results(beam_search.beam_search(TRAP, BOS, EOS, 2, 1), [((A,), log(0.5)), ((B,), log(0.4))],
-                    "beam_search with beam_width=2, max_len=1")
-    _expect_results(beam_search.beam_search(TRAP, BOS, EOS, 2, 0), [((), 0.0)], "beam_search with max_len=0")
+                    _("beam_search with beam_width=2, max_len=1"))
+    _expect_results(beam_search.beam_search(TRAP, BOS, EOS, 2, 0), [((), 0.0)], _("beam_search with max_len=0"))
 
 
 def test_attribute_error_fixed(beam_search):
     # The greedy output (a eos) scores log .2; the reference (b eos) log .36: the beam missed it.
     assert beam_search.attribute_error(TRAP, (B, EOS), (A, EOS), BOS) == "search", \
-        "reference (b, eos) scores higher than the hypothesis (a, eos): that is a search error"
+        _("reference (b, eos) scores higher than the hypothesis (a, eos): that is a search error")
     # (a a eos) = .5 * .3 * .4 = .06 < .2: the model itself prefers the wrong output.
     assert beam_search.attribute_error(TRAP, (A, A, EOS), (A, EOS), BOS) == "model", \
-        "reference (a, a, eos) scores lower than the hypothesis (a, eos): that is a model error"
+        _("reference (a, a, eos) scores lower than the hypothesis (a, eos): that is a model error")
     assert beam_search.attribute_error(TRAP, (A, EOS), (A, EOS), BOS) == "model", \
-        "equal scores are a model error: 'search' needs the reference to score strictly higher"
+        _("equal scores are a model error: 'search' needs the reference to score strictly higher")

@@ -6,6 +6,7 @@ check the same functions on random inputs and every gradient with finite differe
 
 import numpy as np
 
+from autograder.i18n import _
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 
 # One step by hand: x @ Wx + prev_h @ Wh + b for N = 2, D = 2, H = 3.
@@ -20,24 +21,24 @@ EXPECTED_NEXT_H = np.tanh(np.array([[0.0, 0.3, 0.3], [0.3, 0.3, 0.0]]))
 
 
 def test_rnn_step_forward_fixed_vector(bptt):
-    next_h, _ = bptt.rnn_step_forward(X, PREV_H, WX, WH, B)
-    assert np.asarray(next_h).shape == (2, 3), "next_h must have shape (N, H)"
-    assert np.allclose(next_h, EXPECTED_NEXT_H, atol=1e-12), "next_h = tanh(x Wx + prev_h Wh + b)"
+    next_h, _cache = bptt.rnn_step_forward(X, PREV_H, WX, WH, B)
+    assert np.asarray(next_h).shape == (2, 3), _("next_h must have shape (N, H)")
+    assert np.allclose(next_h, EXPECTED_NEXT_H, atol=1e-12), _("next_h = tanh(x Wx + prev_h Wh + b)")
 
 
 def test_rnn_forward_shapes_and_first_step(bptt):
     N, T, D, H = 2, 4, 2, 3
     x = np.zeros((N, T, D))
     x[:, 0] = X
-    h, _ = bptt.rnn_forward(x, PREV_H, WX, WH, B)
-    assert np.asarray(h).shape == (N, T, H), "h has shape (N, T, H) and excludes h0"
-    assert np.allclose(h[:, 0], EXPECTED_NEXT_H, atol=1e-12), "h[:, 0] is the first step from h0"
+    h, _cache = bptt.rnn_forward(x, PREV_H, WX, WH, B)
+    assert np.asarray(h).shape == (N, T, H), _("h has shape (N, T, H) and excludes h0")
+    assert np.allclose(h[:, 0], EXPECTED_NEXT_H, atol=1e-12), _("h[:, 0] is the first step from h0")
 
 
 def test_rnn_step_backward_small_gradient_check(bptt):
     rng = np.random.default_rng(1)
     dnext = rng.normal(size=(2, 3))
-    _, cache = bptt.rnn_step_forward(X, PREV_H, WX, WH, B)
+    _next_h, cache = bptt.rnn_step_forward(X, PREV_H, WX, WH, B)
     dx, dprev_h, dWx, dWh, db = bptt.rnn_step_backward(dnext, cache)
     # Check db by central differences of L = sum(dnext * next_h), written out here.
     eps = 1e-6
@@ -47,7 +48,7 @@ def test_rnn_step_backward_small_gradient_check(bptt):
         bp[j] += eps
         bm[j] -= eps
         num_db[j] = np.sum(dnext * (np.tanh(X @ WX + PREV_H @ WH + bp) - np.tanh(X @ WX + PREV_H @ WH + bm))) / (2 * eps)
-    assert np.allclose(db, num_db, rtol=1e-6, atol=1e-9), "db = sum over the batch of dnext_h * (1 - next_h**2)"
+    assert np.allclose(db, num_db, rtol=1e-6, atol=1e-9), _("db = sum over the batch of dnext_h * (1 - next_h**2)")
     assert np.asarray(dx).shape == (2, 2) and np.asarray(dprev_h).shape == (2, 3)
     assert np.asarray(dWx).shape == (2, 3) and np.asarray(dWh).shape == (3, 3)
 
@@ -65,4 +66,4 @@ def test_numerical_gradient_of_a_cubic(bptt):
     # d/dx [sum(w x^3) + sum(x A)] = 3 w x^2 + A.sum(axis=1)
     expected = 3 * np.array([[1.0, -2.0]]) * x**2 + np.array([[0.5, 1.5]])
     grad = bptt.numerical_gradient(f, x.copy())
-    assert np.allclose(grad, expected, rtol=1e-6, atol=1e-8), "central differences (f(x+h) - f(x-h)) / 2h"
+    assert np.allclose(grad, expected, rtol=1e-6, atol=1e-8), _("central differences (f(x+h) - f(x-h)) / 2h")

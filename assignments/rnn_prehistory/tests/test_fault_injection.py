@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from autograder.i18n import _
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 from autograder.units.rnn_prehistory.lab.record import record_run
 
@@ -37,11 +38,11 @@ def test_log_abs_cumprod_small_vector(fault_injection):
         warnings.simplefilter("error")          # log(0) must not warn: silence it with np.errstate
         out = fault_injection.log_abs_cumprod(factors)
     # |2| = 2, |2 * -0.5| = 1, |1 * 4| = 4, then 0 forever
-    assert isinstance(out, np.ndarray) and out.shape == (5,), "log_abs_cumprod returns an array of shape (T,)"
+    assert isinstance(out, np.ndarray) and out.shape == (5,), _("log_abs_cumprod returns an array of shape (T,)")
     assert np.allclose(out[:3], [math.log(2), 0.0, math.log(4)]), \
-        "out[t] = log|f_0 * ... * f_t|: use the absolute value (negative factors are allowed)"
-    assert np.all(np.isneginf(out[3:])), "a zero factor makes log|product| = -inf from that index on"
-    assert np.array_equal(factors, [2.0, -0.5, 4.0, 0.0, 3.0]), "log_abs_cumprod must not modify its input"
+        _("out[t] = log|f_0 * ... * f_t|: use the absolute value (negative factors are allowed)")
+    assert np.all(np.isneginf(out[3:])), _("a zero factor makes log|product| = -inf from that index on")
+    assert np.array_equal(factors, [2.0, -0.5, 4.0, 0.0, 3.0]), _("log_abs_cumprod must not modify its input")
 
 
 def test_log_abs_cumprod_does_not_underflow(fault_injection):
@@ -49,8 +50,8 @@ def test_log_abs_cumprod_does_not_underflow(fault_injection):
     out = fault_injection.log_abs_cumprod(factors)
     expected = -np.arange(1, 501) * math.log(10)
     assert np.all(np.isfinite(out)), \
-        "np.log(np.cumprod(...)) underflows to -inf: sum the logs instead of logging the product"
-    assert np.allclose(out, expected, rtol=1e-12), "out[t] should be (t + 1) * log(0.1)"
+        _("np.log(np.cumprod(...)) underflows to -inf: sum the logs instead of logging the product")
+    assert np.allclose(out, expected, rtol=1e-12), _("out[t] should be (t + 1) * log(0.1)")
 
 
 def test_scale_spectral_radius_by_eigenvalue_modulus(fault_injection):
@@ -60,12 +61,12 @@ def test_scale_spectral_radius_by_eigenvalue_modulus(fault_injection):
     # a rotation by 90 degrees scaled by 2: eigenvalues +-2i, whose real parts are 0
     R = np.array([[0.0, -2.0], [2.0, 0.0]])
     assert np.allclose(fault_injection.scale_spectral_radius(R, 1.0), [[0.0, -1.0], [1.0, 0.0]]), \
-        "use the modulus of the complex eigenvalues, np.abs(np.linalg.eigvals(W))"
+        _("use the modulus of the complex eigenvalues, np.abs(np.linalg.eigvals(W))")
     # non-normal: eigenvalues 1 and 1, but the largest singular value is about 10.1
     N = np.array([[1.0, 10.0], [0.0, 1.0]])
     assert np.allclose(fault_injection.scale_spectral_radius(N, 0.5), N * 0.5), \
-        "divide by the spectral radius max|eig(W)|, not by the largest singular value ||W||_2"
-    assert np.array_equal(W, np.diag([2.0, -4.0, 1.0])), "scale_spectral_radius must not modify W"
+        _("divide by the spectral radius max|eig(W)|, not by the largest singular value ||W||_2")
+    assert np.array_equal(W, np.diag([2.0, -4.0, 1.0])), _("scale_spectral_radius must not modify W")
 
 
 def test_jacobian_chain_norms_by_hand(fault_injection):
@@ -73,11 +74,11 @@ def test_jacobian_chain_norms_by_hand(fault_injection):
     Wh = np.array([[2.0]])
     hs = np.array([[0.3], [0.5], [0.0], [0.8]])  # h_0..h_3; tanh' at steps 1..3: 0.75, 1.0, 0.36
     tanh_norms = fault_injection.jacobian_chain_norms(Wh, hs, "tanh")
-    assert tanh_norms.shape == (3,), "one norm per step back, k = 1..T"
+    assert tanh_norms.shape == (3,), _("one norm per step back, k = 1..T")
     assert np.allclose(tanh_norms, [2 * 0.36, 2 * 0.36 * 2 * 1.0, 2 * 0.36 * 2 * 1.0 * 2 * 0.75]), \
-        "norms[k-1] = |prod of 2 * (1 - h_t^2) over the last k steps|; tanh' at step t uses h_t, not h_(t-1)"
+        _("norms[k-1] = |prod of 2 * (1 - h_t^2) over the last k steps|; tanh' at step t uses h_t, not h_(t-1)")
     assert np.allclose(fault_injection.jacobian_chain_norms(Wh, hs, "linear"), [2.0, 4.0, 8.0]), \
-        "activation='linear' drops the tanh' factor: the weight factor alone, ||Wh^k||"
+        _("activation='linear' drops the tanh' factor: the weight factor alone, ||Wh^k||")
     # Two units, diagonal weights: the 2-norm of a diagonal matrix is its largest |entry|.
     D = np.diag([0.5, -3.0])
     assert np.allclose(fault_injection.jacobian_chain_norms(D, np.zeros((4, 2)), "linear"), [3.0, 9.0, 27.0])
@@ -86,15 +87,15 @@ def test_jacobian_chain_norms_by_hand(fault_injection):
 def test_clip_grad_norm_scales_all_arrays_by_one_factor(fault_injection):
     grads = {"W": np.array([[3.0, 0.0]]), "b": np.array([0.0, 4.0])}   # global norm 5
     clipped, total = fault_injection.clip_grad_norm(grads, 1.0)
-    assert math.isclose(total, 5.0), "total_norm is the global L2 norm over all arrays, before clipping"
+    assert math.isclose(total, 5.0), _("total_norm is the global L2 norm over all arrays, before clipping")
     assert np.allclose(clipped["W"], [[0.6, 0.0]]) and np.allclose(clipped["b"], [0.0, 0.8]), \
-        "every array is scaled by max_norm / total_norm (one factor: the direction is kept)"
+        _("every array is scaled by max_norm / total_norm (one factor: the direction is kept)")
     same, total = fault_injection.clip_grad_norm(grads, 10.0)
     assert math.isclose(total, 5.0)
     assert np.allclose(same["W"], grads["W"]) and np.allclose(same["b"], grads["b"]), \
-        "below max_norm nothing changes"
+        _("below max_norm nothing changes")
     assert clipped is not grads and np.array_equal(grads["W"], [[3.0, 0.0]]) and np.array_equal(grads["b"], [0, 4]), \
-        "clip_grad_norm returns a new dict and leaves its input alone"
+        _("clip_grad_norm returns a new dict and leaves its input alone")
 
 
 def _bptt_is_right(bptt) -> bool:
@@ -105,7 +106,7 @@ def _bptt_is_right(bptt) -> bool:
         for n in (2, 1):
             x, h0, R = rng.normal(size=(n, 3, 2)), rng.normal(size=(n, 3)), rng.normal(size=(n, 3, 3))
             params = [rng.normal(size=(2, 3)), rng.normal(size=(3, 3)) / 2, rng.normal(size=3)]
-            _, cache = bptt.rnn_forward(x, h0, *params)
+            _h, cache = bptt.rnn_forward(x, h0, *params)
             grads = bptt.rnn_backward(R.copy(), cache)[2:]
             for k, (p, g) in enumerate(zip(params, grads)):
                 numeric = np.zeros_like(p)
@@ -130,14 +131,14 @@ def test_run_fault_injection_reports_every_signal(fault_injection, bptt, report_
     out = fault_injection.run_fault_injection(42)
     record_run(report_extras, 42, out)      # for reports/evidence.yaml and the figure
     missing = [k for k in SIGNALS + FIGURES if k not in out]
-    assert not missing, f"run_fault_injection's dict lacks {missing}"
-    assert all(isinstance(out[k], bool) for k in SIGNALS), "the seven signals are bools"
-    assert all(isinstance(out[k], float) for k in FIGURES), "the figure keys are floats"
+    assert not missing, _("run_fault_injection's dict lacks {missing}").format(missing=missing)
+    assert all(isinstance(out[k], bool) for k in SIGNALS), _("the seven signals are bools")
+    assert all(isinstance(out[k], float) for k in FIGURES), _("the figure keys are floats")
     # The last two signals run through your bptt.py, whose own tests charge its mistakes:
     # here they are asserted only when your rnn_backward and numerical_gradient pass a small check.
     bptt_signals = ("clipping_does_not_rescue_vanishing", "bptt_matches_finite_difference")
     expected = [k for k in SIGNALS if k not in bptt_signals or _bptt_is_right(bptt)]
     failed = [k for k in expected if not out[k]]
-    assert not failed, f"with seed 42 every signal of the lab holds; these did not: {failed}"
+    assert not failed, _("with seed 42 every signal of the lab holds; these did not: {failed}").format(failed=failed)
     assert out["rho1.5_linear_norm"] > 1e10 > out["rho1.5_tanh_norm"], \
-        "at rho = 1.5 the linear chain explodes, the tanh chain does not (saturation holds it down)"
+        _("at rho = 1.5 the linear chain explodes, the tanh chain does not (saturation holds it down)")

@@ -9,6 +9,8 @@ follows another library's convention (PyTorch, d2l) instead of this exercise's.
 
 import numpy as np
 
+from autograder.i18n import _
+
 # Inputs: evenly spaced numbers, as in CS231n's notebooks. N = 2, D = 3, H = 2.
 N, D, H = 2, 3, 2
 X = np.linspace(-0.4, 0.6, num=N * D).reshape(N, D)
@@ -113,38 +115,47 @@ def fresh(*arrays):
 def check(name, actual, expected, hint=""):
     """Shape first, then values (13 significant digits were stored, so 1e-9 is generous)."""
     actual = np.asarray(actual)
-    assert actual.shape == expected.shape, f"{name} has shape {actual.shape}, expected {expected.shape}"
-    assert np.allclose(actual, expected, rtol=1e-9, atol=1e-12), \
-        f"{name} is wrong (largest difference {np.max(np.abs(actual - expected)):.2e})" + (f": {hint}" if hint else "")
+    assert actual.shape == expected.shape, \
+        _("{what} has shape {got}, expected {expected}").format(what=name, got=actual.shape, expected=expected.shape)
+    assert np.allclose(actual, expected, rtol=1e-9, atol=1e-12), _wrong_values(name, actual, expected, hint)
+
+
+def _wrong_values(name, actual, expected, hint):
+    """The message of a wrong result: its largest difference, then the hint if there is one."""
+    difference = f"{np.max(np.abs(actual - expected)):.2e}"
+    if hint:
+        return _("{name} is wrong (largest difference {difference}): {hint}").format(
+            name=name, difference=difference, hint=hint)
+    return _("{name} is wrong (largest difference {difference})").format(name=name, difference=difference)
 
 
 def test_gru_step_forward_fixed_vector(gru_lstm):
-    next_h, _ = gru_lstm.gru_step_forward(*fresh(X, PREV_H, GRU_WX, GRU_WH, GRU_B))
+    next_h, _cache = gru_lstm.gru_step_forward(*fresh(X, PREV_H, GRU_WX, GRU_WH, GRU_B))
     check("next_h", next_h, GRU_NEXT_H,
-          "u = block 0 and r = block 1 are sigmoids, c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c), "
-          "next_h = u * c~ + (1 - u) * prev_h (u weights the NEW candidate here, unlike PyTorch)")
+          _("u = block 0 and r = block 1 are sigmoids, c~ = tanh(x Wx_c + (r * prev_h) Wh_c + b_c), "
+            "next_h = u * c~ + (1 - u) * prev_h (u weights the NEW candidate here, unlike PyTorch)"))
 
 
 def test_gru_step_backward_fixed_vector(gru_lstm):
-    _, cache = gru_lstm.gru_step_forward(*fresh(X, PREV_H, GRU_WX, GRU_WH, GRU_B))
+    _next_h, cache = gru_lstm.gru_step_forward(*fresh(X, PREV_H, GRU_WX, GRU_WH, GRU_B))
     dx, dprev_h, dWx, dWh, db = gru_lstm.gru_step_backward(*fresh(DNEXT_H), cache)
     check("dx", dx, GRU_DX)
-    check("dprev_h", dprev_h, GRU_DPREV_H, "prev_h reaches next_h by four paths: (1 - u), r * prev_h, u and r")
+    check("dprev_h", dprev_h, GRU_DPREV_H, _("prev_h reaches next_h by four paths: (1 - u), r * prev_h, u and r"))
     check("dWx", dWx, GRU_DWX)
-    check("dWh", dWh, GRU_DWH, "the candidate block of dWh is (r * prev_h)^T da_c, not prev_h^T da_c")
+    check("dWh", dWh, GRU_DWH, _("the candidate block of dWh is (r * prev_h)^T da_c, not prev_h^T da_c"))
     check("db", db, GRU_DB)
 
 
 def test_lstm_step_forward_fixed_vector(gru_lstm):
-    next_h, next_c, _ = gru_lstm.lstm_step_forward(*fresh(X, PREV_H, PREV_C, LSTM_WX, LSTM_WH, LSTM_B))
-    check("next_c", next_c, LSTM_NEXT_C, "next_c = f * prev_c + i * g with blocks in the order i, f, o, g")
-    check("next_h", next_h, LSTM_NEXT_H, "next_h = o * tanh(next_c)")
+    next_h, next_c, _cache = gru_lstm.lstm_step_forward(*fresh(X, PREV_H, PREV_C, LSTM_WX, LSTM_WH, LSTM_B))
+    check("next_c", next_c, LSTM_NEXT_C, _("next_c = f * prev_c + i * g with blocks in the order i, f, o, g"))
+    check("next_h", next_h, LSTM_NEXT_H, _("next_h = o * tanh(next_c)"))
 
 
 def test_lstm_step_backward_fixed_vector(gru_lstm):
-    _, _, cache = gru_lstm.lstm_step_forward(*fresh(X, PREV_H, PREV_C, LSTM_WX, LSTM_WH, LSTM_B))
+    _next_h, _next_c, cache = gru_lstm.lstm_step_forward(*fresh(X, PREV_H, PREV_C, LSTM_WX, LSTM_WH, LSTM_B))
     dx, dprev_h, dprev_c, dWx, dWh, db = gru_lstm.lstm_step_backward(*fresh(DNEXT_H, DNEXT_C), cache)
-    check("dprev_c", dprev_c, LSTM_DPREV_C, "next_c receives dnext_c plus dnext_h * o * (1 - tanh(next_c)**2)")
+    check("dprev_c", dprev_c, LSTM_DPREV_C, _("next_c receives dnext_c plus dnext_h * o * (1 - tanh(next_c)**2)"))
     check("dx", dx, LSTM_DX)
     check("dprev_h", dprev_h, LSTM_DPREV_H)
     check("dWx", dWx, LSTM_DWX)
@@ -154,10 +165,10 @@ def test_lstm_step_backward_fixed_vector(gru_lstm):
 
 def test_lstm_forward_backward_fixed_sequence(gru_lstm):
     h, cache = gru_lstm.lstm_forward(*fresh(SEQ_X, SEQ_H0, LSTM_WX, LSTM_WH, LSTM_B))
-    check("h", h, SEQ_H, "h has shape (N, T, H), excludes h0, and the cell starts at c0 = 0")
+    check("h", h, SEQ_H, _("h has shape (N, T, H), excludes h0, and the cell starts at c0 = 0"))
     dx, dh0, dWx, dWh, db = gru_lstm.lstm_backward(*fresh(SEQ_DH), cache)
     check("dx", dx, SEQ_DX)
-    check("dh0", dh0, SEQ_DH0, "carry both dprev_h and dprev_c from step t+1 back to step t")
+    check("dh0", dh0, SEQ_DH0, _("carry both dprev_h and dprev_c from step t+1 back to step t"))
     check("dWx", dWx, SEQ_DWX)
     check("dWh", dWh, SEQ_DWH)
-    check("db", db, SEQ_DB, "weight gradients are sums over all time steps")
+    check("db", db, SEQ_DB, _("weight gradients are sums over all time steps"))
