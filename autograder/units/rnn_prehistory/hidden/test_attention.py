@@ -50,15 +50,16 @@ def wrong_normalisations(s_prev, H, Wa, Ua, va, real):
     ]
 
 
-def normalisation_problem(alpha, args) -> str:
-    """'' when every row of alpha with a real position sums to 1 over the source positions;
-    otherwise what the sums are, and which wrong softmax the weights match, if one does."""
+def normalisation_problem(alpha, args) -> tuple[str, bool]:
+    """('', False) when every row of alpha with a real position sums to 1 over the source positions;
+    otherwise what the sums are, and which wrong softmax the weights match, if one does (then
+    True: the message is the diagnosis)."""
     s_prev, H, Wa, Ua, va = args[:5]
     mask = args[5] if len(args) > 5 else None
     real = np.ones(alpha.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     sums = alpha.sum(axis=1)[real.any(axis=1)]
     if np.all(np.abs(sums - 1.0) <= SUM_TOL):
-        return ""
+        return "", False
     low, high = f"{sums.min():.4g}", f"{sums.max():.4g}"
     amount = low if low == high else _("between {low} and {high}").format(low=low, high=high)
     text = _("the weights alpha[n, :] of each row must sum to 1 over the source positions (axis 1), but yours "
@@ -67,11 +68,11 @@ def normalisation_problem(alpha, args) -> str:
     fits = [diagnosis for weights, diagnosis in wrong_normalisations(s_prev, H, Wa, Ua, va, real)
             if np.allclose(alpha, weights, rtol=1e-6, atol=1e-9)]
     if len(fits) == 1:
-        return f"{text}; {fits[0]}"
+        return f"{text}; {fits[0]}", True
     if np.all(np.abs(alpha.sum(axis=0)[real.any(axis=0)] - 1.0) <= SUM_TOL):
         return _("{text}; they sum to 1 over the batch axis instead (alpha[:, t] sums to 1): normalise over "
-                 "axis 1").format(text=text)
-    return text
+                 "axis 1").format(text=text), True
+    return text, False
 
 
 def call(attention, args, N, Tx, Dh, what):
@@ -81,9 +82,9 @@ def call(attention, args, N, Tx, Dh, what):
     if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(context))):
         raise CheckFailed(_("{what}: alpha or context contains nan or inf; subtract the row maximum of the real "
                             "positions before exp, and avoid 0/0 in fully masked rows").format(what=what))
-    problem = normalisation_problem(alpha, args)
+    problem, named = normalisation_problem(alpha, args)
     if problem:
-        raise CheckFailed(f"{what}: {problem}")
+        raise CheckFailed(f"{what}: {problem}", "diagnosed" if named else "value")
     return context, alpha
 
 

@@ -43,7 +43,8 @@ def expect_bleu(got, want, what, hint="", corpus=None):
         hint = known or hint
         message = _("{what} is {got}, expected {expected}").format(
             what=what, got=f"{got:.10g}", expected=f"{want:.10g}")
-        raise CheckFailed(_("{message}. {hint}").format(message=message, hint=hint) if hint else message)
+        raise CheckFailed(_("{message}. {hint}").format(message=message, hint=hint) if hint else message,
+                          "diagnosed" if known else "value")
 
 
 def expect_corpus_bleu(bleu, hyps, refs, options, want, what, hint=""):

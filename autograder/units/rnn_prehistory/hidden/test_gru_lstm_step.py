@@ -165,7 +165,7 @@ def expect_forward(actual, expected, what, recognise):
         return
     known = safely(recognise) if np.all(np.isfinite(actual)) else ""
     if known:
-        raise CheckFailed(_("{what} is wrong. {known}").format(what=what, known=known))
+        raise CheckFailed(_("{what} is wrong. {known}").format(what=what, known=known), "diagnosed")
     expect_close(actual, expected, what, tol=FORWARD_TOL)
 
 
@@ -327,7 +327,7 @@ def test_lstm_forward_matches_reference(gru_lstm, reference, rng):
         if np.all(np.isfinite(h)) and rel_error(h, expected) > FORWARD_TOL:
             known = safely(lambda: recognise_lstm_sequence(h, args))
             if known:
-                raise CheckFailed(_("{what} is wrong. {known}").format(what=what, known=known))
+                raise CheckFailed(_("{what} is wrong. {known}").format(what=what, known=known), "diagnosed")
         expect_close(h, expected, what,
                      hint=_("start from h0 and c0 = 0 (not c0 = h0), pass both h and c from step to step, "
                             "and store h[:, t] after step t (h0 excluded)"))
