@@ -11,7 +11,7 @@ SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
-.PHONY: grade test sweep stubs bench release clean help venv i18n catalogues
+.PHONY: grade test sweep stubs bench release clean help venv i18n catalogues nbgrader
 .DEFAULT_GOAL := help
 
 help:
@@ -19,6 +19,8 @@ help:
 	@echo "make test     run the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
 	@echo "make sweep    the long sweeps: every seed of the fault lab's pool"
 	@echo "make stubs    regenerate assignments/ from solutions/"
+	@echo "make nbgrader regenerate the nbgrader course in course/"
+	@echo "make i18n     merge new student-facing text into the translation catalogues"
 	@echo "make bench    time and measure a grading run"
 	@echo "make release  write dist/student/ (the student repository) and dist/grader-bundle/"
 
@@ -55,6 +57,10 @@ sweep: $(VENV)/.installed-dev catalogues
 # Merge the student-facing text of the code into the catalogues (then translate what is new).
 i18n: $(VENV)/.installed-base
 	$(PY) scripts/i18n.py
+
+# The nbgrader course (course/): one notebook per topic, from the solutions and the rubric.
+nbgrader: $(VENV)/.installed-base
+	$(PY) scripts/make_nbgrader.py
 
 stubs: $(VENV)/.installed-base
 	$(PY) scripts/make_stubs.py --assignment $(ASSIGNMENT)
