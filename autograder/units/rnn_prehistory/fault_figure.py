@@ -114,9 +114,8 @@ def _tick_text(v) -> str:
 def _fixed_ticks(ax, log: bool, subs=(1.0,), xticks: bool = True) -> None:
     """A few fixed ticks inside the view, with plain-text labels ("1e-30": matplotlib's log
     labels are mathtext, parsed with pyparsing, which costs more than drawing the rest),
-    and no minor ticks. Each tick is an
-    object matplotlib builds and draws (the locators also make ticks outside the view):
-    with eight panels the ticks are a large part of the drawing time."""
+    and no minor ticks. Every tick is an object matplotlib builds and draws, and its
+    locators also make ticks outside the view: with eight panels, a large part of the time."""
     from matplotlib.ticker import MaxNLocator, NullLocator
 
     def inside(values, lo, hi):
@@ -181,14 +180,13 @@ class _Drawer:
             self.panel.lines[label] = {"points": int(finite.size), "min": float(finite.min()),
                                        "max": float(finite.max())}
 
-    def star(self, x, key, colour="black", label=None):
+    def star(self, x, key, colour="black"):
         """The student's returned figure key `key` at x (nothing when it cannot be drawn)."""
         v = _returned(self.lab, key, log=self.log)
         if v is None:
             return None
         self.ax.plot([x], [v], marker="*", markersize=12, color=colour, markeredgecolor="black",
-                     markeredgewidth=0.8, linestyle="none", zorder=5,
-                     label=label if label is not None else ("your run" if not self.panel.student else None))
+                     markeredgewidth=0.8, linestyle="none", zorder=5)
         self.panel.student[key] = v
         return v
 
@@ -368,18 +366,16 @@ def _clip_loss(ax, lab):
                x=0.98, y=0.97, ha="right", va="top")
     else:
         d.empty(_no_run(lab, "clipping"))
-    label = "your run"
-    for x, key in ((0, "clip_loss_start"), (T_STEPS, "clip_loss_end")):
+    for x, key in ((0, "clip_loss_start"), (T_STEPS, "clip_loss_end")):     # drawn as log10, like the lines
         v = _returned(lab, key, log=True)
         if v is not None:
-            ax.plot([x], [math.log10(v)], "*", markersize=12, color=CLIP, markeredgecolor="black", zorder=5,
-                    label=label)
-            d.panel.student[key], label = v, None
+            ax.plot([x], [math.log10(v)], "*", markersize=12, color=CLIP, markeredgecolor="black", zorder=5)
+            d.panel.student[key] = v
     step = _returned(lab, "noclip_first_nonfinite_step")
     if step is not None:
         d.panel.student["noclip_first_nonfinite_step"] = step
         if step <= T_STEPS:
-            ax.axvline(step, color="black", linestyle=":", linewidth=1.0, label=f"your run: inf/nan at {step:g}")
+            ax.axvline(step, color="black", linestyle=":", linewidth=1.0)      # the student's step
     return d.finish("SGD step", "log10 loss", _clip_source(lab), xmax=T_STEPS)
 
 
@@ -407,8 +403,10 @@ def _clip_norm(ax, lab):
     mine = _returned(lab, "clip_max_update_norm")
     if mine is not None and mine < 1e6:
         top = max(top, 1.15 * mine)
-        d.star(len(updates) if updates.size else T_STEPS, "clip_max_update_norm", "white",
-               label=f"your clip_max_update_norm {mine:.3g}")
+        d.star(len(updates) if updates.size else T_STEPS, "clip_max_update_norm", "white")
+    if mine is not None:
+        d.note(f"your clip_max_update_norm: {mine:.4g}", x=0.93, y=0.86, ha="right", va="top",
+               colour=NOCLIP if mine > TAU * (1 + 1e-9) else "0.15")
     ax.axhspan(TAU, top * 2, color=NOCLIP, alpha=0.08, linewidth=0)
     d.hline(TAU, "tau = 5", colour="black", style="--", where=0.15)
     ax.set_ylim(0, top)
@@ -460,8 +458,7 @@ def _bptt(ax, lab):
     if mine is not None:
         i = len(xs)
         ax.vlines(i, floor, max(mine, floor), color="0.6", linewidth=8)
-        ax.plot([i], [max(mine, floor)], "*", markersize=12, color="0.6", markeredgecolor="black", zorder=5,
-                label="your run")
+        ax.plot([i], [max(mine, floor)], "*", markersize=12, color="0.6", markeredgecolor="black", zorder=5)
         d.panel.student["bptt_rel_error"] = mine
         xs.append(i)
         labels.append("yours")
