@@ -36,7 +36,7 @@ METADATA_KEY = "Panels"                         # PNG text chunk: json of the pa
 TANH, LINEAR = "tab:orange", "tab:blue"
 CLIP, NOCLIP = "tab:green", "tab:red"
 MARK_COLOURS = {"PASS": "tab:green", "FAIL": "tab:red", "not graded": "0.45"}
-WAYS = {"measured": "your run_fault_injection", "rerun": "the grader's rerun (the lines)"}
+WAYS = {"measured": "your run_fault_injection", "rerun": "the grader's rerun"}
 
 
 @dataclass
@@ -94,15 +94,18 @@ def _fmt(v) -> str:
 
 
 def grading_mark(lab: LabRecord, key: str) -> tuple[str, str]:
-    """("PASS" | "FAIL" | "not graded", the line shown above the signal's name)."""
+    """("PASS" | "FAIL" | "not graded", the line shown above the signal's name: the ways of
+    grading that passed, or those that failed, and the signal the student's run reported)."""
     entry = lab.signals.get(key)
     checks = entry.checks if entry is not None else {}
+    run = lab.returned if isinstance(lab.returned, dict) else {}
+    said = f"; you say {run[key]}" if isinstance(run.get(key), bool) else ""
     if not checks:
-        return "not graded", "NOT GRADED in this run (the hidden tests grade the signals)"
+        return "not graded", "NOT GRADED here (the hidden tests grade)" + said
     failed = [WAYS.get(way, way) for way, ok in checks.items() if not ok]
     if not failed:
-        return "PASS", "PASS in " + " and in ".join(WAYS.get(way, way) for way in checks)
-    return "FAIL", "FAIL in " + " and in ".join(failed)
+        return "PASS", "PASS: " + ", ".join(WAYS.get(way, way) for way in checks) + said
+    return "FAIL", "FAIL: " + ", ".join(failed) + said
 
 
 # ------------------------------------------------------------------------ drawing helpers
