@@ -1,20 +1,26 @@
 """reports/evidence.yaml and reports/fault_injection.png (issue 4): a real grading run of the
-reference fills seed 000's learn-llm.evidence.v1 template with real values, and the
-figure opens with the expected size."""
+reference fills seed 000's learn-llm.evidence.v1 template with real values; the figure has
+one panel per signal (two for clipping), each graded, with the grader's curves and the
+student's own figure keys, and a broken primitive shows in its curve."""
 
 from __future__ import annotations
 
 import datetime
+import importlib
 import math
 import re
 import subprocess
+import sys
+import types
 
 import matplotlib.image
 import yaml
 
 from autograder.units.rnn_prehistory import artefacts as evidence
+from autograder.units.rnn_prehistory import fault_figure
+from autograder.units.rnn_prehistory.lab import fault_lab
 from autograder.units.rnn_prehistory.lab.record import LabRecord
-from helpers import REPO
+from helpers import REPO, SOLUTIONS, STUBS, grade, make_submission
 
 SIGNALS = ["near_one_product_stays_bounded", "rho_below_one_gradient_decays", "rho_above_one_gradient_explodes",
            "rho_one_tanh_saturation_still_decays", "clipping_caps_norm_keeps_training_alive",
@@ -94,12 +100,119 @@ def test_the_evidence_commands_run_as_written(reference_score):
         assert f"'{key}': True" in proc.stdout, (key, proc.stdout[:500])
 
 
+# The figure's panels, in order: clipping_caps_norm_keeps_training_alive has two (loss, update norm).
+PANEL_SIGNALS = SIGNALS[:5] + [SIGNALS[4]] + SIGNALS[5:]
+CLIP_NORM_PANEL = 5
+UPDATE_LINE = "||update|| (your clip_grad_norm)"
+# tests/mutants/fault_injection.yaml, clip_per_tensor: every array clipped by its own norm.
+PER_TENSOR_CLIP = ("clipped = {name: np.asarray(g, dtype=float) * scale for name, g in grads.items()}",
+                   "clipped = {name: np.asarray(g, dtype=float) * min(1.0, max_norm / (np.linalg.norm(g) + 1e-300)) "
+                   "for name, g in grads.items()}")
+
+
+def _panels(path) -> list[dict]:
+    return fault_figure.panels_of_png(path.read_bytes())
+
+
+def _solution(name, replace=()):
+    """A module of the reference solution; with text edits, a fresh copy under the same name."""
+    if str(SOLUTIONS) not in sys.path:
+        sys.path.insert(0, str(SOLUTIONS))
+    if not replace:
+        return importlib.import_module(name)
+    path = SOLUTIONS / f"{name}.py"
+    text = path.read_text()
+    for old, new in replace:
+        assert old in text, old
+        text = text.replace(old, new)
+    module = types.ModuleType(name)
+    exec(compile(text, str(path), "exec"), module.__dict__)
+    return module
+
+
 def test_reference_run_draws_the_figure(reference_score):
     _, out = reference_score
-    image = matplotlib.image.imread(out / "fault_injection.png")
-    width, height = (int(v * evidence.PLOT_DPI) for v in evidence.PLOT_SIZE_IN)
+    path = out / "fault_injection.png"
+    image = matplotlib.image.imread(path)
+    width, height = (int(v * fault_figure.PLOT_DPI) for v in fault_figure.PLOT_SIZE_IN)
     assert image.shape[:2] == (height, width)
     assert image[..., :3].std() > 0.05, "the figure is blank"
+    assert path.stat().st_size < 150_000
+    panels = _panels(path)
+    assert [p["signal"] for p in panels] == PANEL_SIGNALS
+    for p in panels:
+        assert p["mark"] == "PASS", p
+        assert p["lines"] and all(line["points"] > 0 for line in p["lines"].values()), p
+        assert p["student"], f"{p['signal']}: none of the student's figure keys drawn"
+    by_title = {p["title"]: p["lines"] for p in panels}
+    assert set(by_title["rho = 1"]) == {"tanh (median of 8)", "linear (weights only)"}
+    assert panels[CLIP_NORM_PANEL]["lines"][UPDATE_LINE]["max"] <= fault_lab.TAU * (1 + 1e-9)
+    vanish = panels[PANEL_SIGNALS.index("clipping_does_not_rescue_vanishing")]["lines"]
+    for label in ("no clipping", "after clip_grad_norm"):        # ||dL/dx_t|| over t: ~1 down to ~1e-50
+        assert vanish[label]["points"] == fault_lab.T_STEPS
+        assert vanish[label]["min"] < 1e-10 < 1e-3 < vanish[label]["max"], vanish
+
+
+def test_per_tensor_clipping_update_norms_exceed_tau():
+    """The grader's clipping experiment keeps every step's update norm: through a clip that
+    scales each array by its own norm, the update's global norm goes over tau."""
+    bptt = _solution("bptt")
+    good, bad = _solution("fault_injection"), _solution("fault_injection", [PER_TENSOR_CLIP])
+    seed = fault_lab.SEED_POOL[0]
+    ok = fault_lab.rerun_clipping(fault_lab.Primitives(good, bptt), seed)
+    broken = fault_lab.rerun_clipping(fault_lab.Primitives(bad, bptt), seed)
+    for result in (ok, broken):
+        assert len(result["figure"]["update_norms"]) == len(result["figure"]["grad_norms"]) == 100
+    assert max(ok["figure"]["update_norms"]) <= fault_lab.TAU * (1 + 1e-9)
+    assert max(broken["figure"]["update_norms"]) > 1.2 * fault_lab.TAU      # up to sqrt(3) tau: 3 arrays
+    assert max(broken["figure"]["grad_norms"]) > fault_lab.TAU
+
+
+def test_a_per_tensor_clip_looks_wrong_in_the_figure(tmp_path):
+    sub = make_submission(tmp_path / "sub", replace={"fault_injection.py": [PER_TENSOR_CLIP]})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "fault_injection")
+    assert proc.returncode == 0 and "no figure" not in proc.stderr, proc.stderr
+    panels = _panels(tmp_path / "out" / "fault_injection.png")
+    assert [p["signal"] for p in panels] == PANEL_SIGNALS
+    marks = {p["signal"]: p["mark"] for p in panels}
+    assert marks["clipping_caps_norm_keeps_training_alive"] == "FAIL"
+    assert marks["near_one_product_stays_bounded"] == marks["rho_below_one_gradient_decays"] == "PASS"
+    norm = panels[CLIP_NORM_PANEL]
+    assert norm["lines"][UPDATE_LINE]["max"] > 1.2 * fault_lab.TAU, norm
+    assert any("above tau" in note for note in norm["notes"]), norm["notes"]
+
+
+def test_the_figure_of_a_stub_submission(tmp_path):
+    """Nothing implemented: the figure is still drawn, every panel failed, and a panel
+    without curves says why (the error of the student's primitive)."""
+    sub = make_submission(tmp_path / "sub", base=STUBS)
+    proc, _ = grade(sub, tmp_path / "out", "--topic", "fault_injection")
+    assert "no figure" not in proc.stderr, proc.stderr
+    panels = _panels(tmp_path / "out" / "fault_injection.png")
+    assert [p["signal"] for p in panels] == PANEL_SIGNALS
+    assert {p["mark"] for p in panels} == {"FAIL"}
+    assert not any(p["student"] for p in panels), "run_fault_injection returned nothing to draw"
+    for signal in ("near_one_product_stays_bounded", "clipping_does_not_rescue_vanishing",
+                   "bptt_matches_finite_difference"):
+        p = panels[PANEL_SIGNALS.index(signal)]
+        assert not p["lines"] and any("not implemented" in " ".join(n.split()) for n in p["notes"]), p
+
+
+def test_a_public_only_run_draws_the_students_values(tmp_path):
+    """Without the hidden suite (no curves, nothing graded) the panels hold the student's
+    returned figure keys, marked as not graded."""
+    returned = {"near_one_log_final": -3.0, "below_one_log_final": -600.0, "above_one_log_final": 47.0,
+                "rho0.5_tanh_norm": 1e-30, "rho1.0_tanh_norm": 0.3, "rho1.0_linear_norm": 1.8,
+                "rho1.5_tanh_norm": 2.0, "rho1.5_linear_norm": 7e17, "noclip_first_nonfinite_step": 2.0,
+                "clip_loss_start": 1e7, "clip_loss_end": 0.01, "clip_max_update_norm": 5.0,
+                "vanish_dx1_noclip": 1e-50, "vanish_dx1_clip": 1e-50, "vanish_dxT": 1.0, "bptt_rel_error": 1e-10}
+    png = fault_figure.render_fault_plot(LabRecord(seed=7, returned=returned))
+    panels = fault_figure.panels_of_png(png)
+    assert [p["signal"] for p in panels] == PANEL_SIGNALS
+    assert {p["mark"] for p in panels} == {"not graded"}
+    drawn = {k: v for p in panels for k, v in p["student"].items()}
+    assert drawn == returned
+    assert not any(p["lines"] for p in panels)
 
 
 def test_failures_and_missing_runs_are_reported_not_hidden(tmp_path):
@@ -142,3 +255,8 @@ def test_sanitised_command_and_environment_hold_no_machine_paths(tmp_path):
     assert cmd == "python -m autograder grade solutions/rnn_prehistory --out reports"
     env = evidence.sanitised_environment()
     assert "/" not in env and env.endswith(" cpu")
+
+
+def test_the_figure_restates_the_labs_settings():
+    """fault_figure.py ships to students (public-only runs draw it), lab/fault_lab.py does not."""
+    assert (fault_figure.TAU, fault_figure.T_STEPS) == (fault_lab.TAU, fault_lab.T_STEPS)

@@ -8,7 +8,8 @@ extras; from it:
     write_evidence(out_dir, record, signals, submission, command) -> Path
     write_fault_plot(out_dir, record) -> Path | None
 
-`signals` maps the seven metric keys to whether the grading confirmed them.
+`signals` maps the seven metric keys to whether the grading confirmed them. The figure
+(one panel per signal) is drawn by fault_figure.py, in a child process (`Plotter`).
 
 The evidence file is seed 000's `learn-llm.evidence.v1` learner template (TEMPLATE below,
 copied verbatim from the "Evidence" section of that page) with every placeholder replaced
@@ -21,7 +22,6 @@ artifacts, and the signals that did not hold.
 from __future__ import annotations
 
 import datetime as _dt
-import io
 import json
 import math
 import os
@@ -35,13 +35,13 @@ import numpy as np
 import yaml
 
 from autograder.reports.files import atomic_write
+from autograder.units.rnn_prehistory.fault_figure import render_fault_plot
 from autograder.units.rnn_prehistory.lab import record as lab_record
 from autograder.units.rnn_prehistory.lab.record import LabRecord
 
 TOPIC = "fault_injection"
 EVIDENCE_FILE = "evidence.yaml"
 PLOT_FILE = "fault_injection.png"
-PLOT_SIZE_IN, PLOT_DPI = (12.0, 4.5), 100      # 1200 x 450 pixels
 
 # Seed 000, "Evidence": the learner's submission template (placeholders are <...>).
 TEMPLATE = """\
@@ -209,149 +209,14 @@ def write_evidence(out_dir: Path, lab: LabRecord, signals: dict, submission: Pat
 
 
 # ----------------------------------------------------------------------------- figure
-RHO_COLOURS = {"0.5": "tab:blue", "1.0": "tab:orange", "1.5": "tab:red"}
-
-
-def _positive(values, top: float = 1e200) -> np.ndarray:
-    """Values for a log axis: 0, negatives, inf, nan and values above `top` are not drawn
-    (matplotlib's log ticks overflow near the float64 limit)."""
-    arr = np.array([float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
-                    for v in values], dtype=float)
-    arr[~(np.isfinite(arr) & (arr > 0) & (arr <= top))] = np.nan
-    return arr
-
-
-def _log10(values) -> np.ndarray:
-    arr = _positive(values, top=np.finfo(float).max)
-    return np.log10(arr)
-
-
-def _source_label(source: str) -> str:
-    return "your primitives" if source == "student" else "reference primitives (yours failed)"
-
-
-def _new_figure():
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
-    FigureCanvasAgg(fig)
-    return fig, fig.subplots(1, 2)
-
-
-def _plain_log_ticks(ax) -> None:
-    """Tick labels of a log axis as plain text ("1e-30"): the default mathtext labels are
-    parsed with pyparsing, which costs more than drawing the rest of the figure."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=8))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"1e{round(math.log10(v)):d}" if v > 0 else ""))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-
-
-def _png(fig) -> bytes:
-    # Fixed margins: tight_layout measures every text extent and costs ~0.5 s per report.
-    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.12, top=0.92, wspace=0.2)
-    png = io.BytesIO()
-    fig.savefig(png, dpi=PLOT_DPI, format="png")
-    return png.getvalue()
-
-
 def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
-    """Write <out_dir>/fault_injection.png (see `render_fault_plot`); None when there is nothing to draw."""
+    """Write <out_dir>/fault_injection.png (see fault_figure.py); None when there is nothing to draw."""
     png = render_fault_plot(lab)
     if png is None:
         return None
     path = Path(out_dir) / PLOT_FILE
     atomic_write(path, png)
     return path
-
-
-def render_fault_plot(lab: LabRecord) -> bytes | None:
-    """The PNG of fault_injection.png: ||dh_T/dh_{T-k}|| against k (log scale) for
-    rho in {0.5, 1.0, 1.5}, tanh and linear, and the training loss with and without
-    clipping. Without the hidden suite's curves (a public-only run) it draws the summary of
-    the student's own run_fault_injection instead; None when there is neither."""
-    curves, losses = lab.curves, lab.loss_curves
-    if not curves and not losses:
-        return render_summary_plot(lab) if isinstance(lab.returned, dict) else None
-    fig, (left, right) = _new_figure()
-    if curves:
-        steps = np.asarray(curves.steps_back or [], dtype=float)
-        for rho in ("0.5", "1.0", "1.5"):
-            for activation, style in (("tanh", "-"), ("linear", "--")):
-                values = (curves.norms or {}).get(f"rho{rho}_{activation}")
-                if values is None:
-                    continue
-                y = _positive(values)
-                x = steps if len(steps) == len(y) else np.arange(1, len(y) + 1)
-                label = f"rho = {rho}, {activation}" + (" (median of 8 states)" if rho == "1.0" and activation == "tanh"
-                                                         else "")
-                left.semilogy(x, y, style, color=RHO_COLOURS[rho], label=label)
-        _plain_log_ticks(left)
-        left.set_title(f"BPTT chain, seed {curves.seed}: {_source_label(curves.source)}",
-                       fontsize=9)
-        left.set_xlabel("steps back k")
-        left.set_ylabel("||dh_T / dh_(T-k)||_2")
-        left.legend(fontsize=7, loc="lower left")
-        left.grid(True, which="major", alpha=0.3)
-    else:
-        left.text(0.5, 0.5, "no gradient-norm data in this run", ha="center", va="center")
-    if losses:
-        # log10 on a linear axis: the unclipped loss passes 1e200 on its way to inf.
-        clip, noclip = _log10(losses.clip or []), _log10(losses.noclip or [])
-        right.plot(np.arange(len(clip)), clip, "-", color="tab:green", label="clipped at tau = 5")
-        right.plot(np.arange(len(noclip)), noclip, "o-", color="tab:red", label="no clipping")
-        shown = np.concatenate([clip[np.isfinite(clip)], noclip[:1][np.isfinite(noclip[:1])]])
-        if shown.size:   # keep the clipped curve readable; the unclipped one leaves the chart
-            right.set_ylim(shown.min() - 1.0, shown.max() + 4.0)
-        first = losses.noclip_first_nonfinite_step
-        finite = np.flatnonzero(np.isfinite(noclip))
-        if finite.size:
-            last = int(finite[-1])
-            note = f"no clipping: loss 1e{noclip[last]:.0f} at step {last}"
-            note += f", inf/nan at step {first}" if first is not None else ""
-            right.annotate(note, xy=(0.08, 0.90), xycoords="axes fraction", fontsize=8, color="tab:red")
-        right.set_title(f"linear RNN, rho = 1.5, SGD lr 0.05, seed {losses.seed}: "
-                        f"{_source_label(losses.source)}", fontsize=9)
-        right.set_xlabel("SGD step")
-        right.set_ylabel("log10 of the training loss")
-        right.legend(fontsize=8)
-        right.grid(True, alpha=0.3)
-    else:
-        right.text(0.5, 0.5, "no training-loss data in this run", ha="center", va="center")
-    return _png(fig)
-
-
-def render_summary_plot(lab: LabRecord) -> bytes:
-    """The figure of a public-only run: what the student's run_fault_injection(seed)
-    returned. Left, ||dh_T/dh_0|| at T = 100 against rho for tanh and linear chains; right,
-    the training loss at the start and the end of clipped SGD, and when the unclipped
-    run blew up."""
-    run = lab.returned
-    fig, (left, right) = _new_figure()
-    rhos = [0.5, 1.0, 1.5]
-    for activation, style in (("tanh", "o-"), ("linear", "s--")):
-        keys = [f"rho{rho}_{activation}_norm" for rho in rhos]
-        xs = [rho for rho, key in zip(rhos, keys) if key in run]
-        ys = _positive([run[key] for key in keys if key in run])
-        if xs:
-            left.semilogy(xs, ys, style, label=f"{activation} chain")
-    _plain_log_ticks(left)
-    left.set_xticks(rhos)
-    left.set_xlabel("spectral radius rho")
-    left.set_ylabel("||dh_T / dh_0||_2 at T = 100")
-    left.set_title(f"your run_fault_injection({lab.seed}): gradient norm after 100 steps", fontsize=9)
-    left.legend(fontsize=8)
-    left.grid(True, which="major", alpha=0.3)
-    start, end = _log10([run.get("clip_loss_start"), run.get("clip_loss_end")])
-    right.bar(["clipped: start", "clipped: end"], [start, end], color=["tab:green", "tab:green"])
-    step = run.get("noclip_first_nonfinite_step")
-    step = f"{step:g}" if isinstance(step, (int, float)) else step
-    right.set_title(f"clipped SGD (tau = 5); unclipped: inf/nan at step {step}", fontsize=9)
-    right.set_ylabel("log10 of the training loss")
-    right.grid(True, axis="y", alpha=0.3)
-    return _png(fig)
 
 
 class Plotter:
@@ -450,7 +315,7 @@ class Artefacts:
             print(f"autograder: warning: no figure: {exc}", file=sys.stderr)
             figure = None
         if figure:
-            written.append((figure, "gradient norms and training loss"))
+            written.append((figure, "the seven signals of the fault-injection lab, one panel each"))
         return written
 
     def close(self) -> None:

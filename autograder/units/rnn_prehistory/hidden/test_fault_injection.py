@@ -196,6 +196,7 @@ def _store_figure_data(report_extras, name, entry):
     record = _lab_record(report_extras)
     result = entry.get("result") or entry.get("fallback")
     source = "student" if "result" in entry else "reference"
+    record.keep_experiment(name, source, entry["seed"], result, entry.get("error"))
     if name == "spectral" and result:
         record.curves = NormCurves(source, entry["seed"], list(range(1, T_STEPS + 1)), plain(result["curves"]))
     if name == "clipping" and result:

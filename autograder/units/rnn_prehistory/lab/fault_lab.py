@@ -5,6 +5,9 @@ grader's own experiments (`rerun_*`), which call whatever primitives they are gi
 The hidden suite (`hidden/test_fault_injection.py`) grades each signal three ways with
 these tables; tests/test_fault_injection_seeds.py checks them on every seed of SEED_POOL
 with the reference's primitives, so the ranges and criteria cannot drift.
+
+A rerun's "figure" entry (per-step curves) is drawn in reports/fault_injection.png and
+judges nothing: the verdicts are its "holds".
 """
 
 from __future__ import annotations
@@ -340,16 +343,21 @@ def _rollout(W, h0, activation, T=T_STEPS):
     return np.stack(hs, axis=1)   # (n, T+1, H)
 
 
+FIGURE_STRIDE = 5      # the figure keeps every 5th value of a running log-product
+
+
 def rerun_products(P, seed):
     """Level 1 through P.log_abs_cumprod, plus its trap: 1500 factors below one, whose naive
     product underflows to 0 (np.log(np.cumprod(...)) = -inf; the log-sum is about -1835)."""
     rng = np.random.default_rng([seed, 1])
     groups = {"near_one": rng.uniform(0.8, 1.2, 500), "below_one": rng.uniform(0.0, 0.8, 500),
               "above_one": rng.uniform(1.0, 1.2, 500), "underflow_trap": rng.uniform(0.0, 0.8, 1500)}
-    values, worst = {}, 0.0
+    values, worst, figure = {}, 0.0, {"stride": FIGURE_STRIDE}
     for name, factors in groups.items():
         got = expect_array(P.log_abs_cumprod(factors), factors.shape,
                            _("log_abs_cumprod of the {name} factors").format(name=name))
+        if name != "underflow_trap":
+            figure[name] = [float(v) for v in got[FIGURE_STRIDE - 1::FIGURE_STRIDE]]
         oracle = np.array([math.fsum(math.log(f) for f in factors[: t + 1]) for t in range(0, len(factors), 50)]
                           + [math.fsum(math.log(f) for f in factors)])
         picked = np.append(got[::50], got[-1])
@@ -363,7 +371,7 @@ def rerun_products(P, seed):
     values["max_error_vs_log_sum"] = worst
     holds = (CRITERIA["near_one_product_stays_bounded"](values) and values["near_one_log_max_abs"] < 20
              and math.isfinite(values["underflow_trap_log_final"]) and worst < 1e-8)
-    return {"holds": holds, "values": values}
+    return {"holds": holds, "values": values, "figure": figure}
 
 
 def rerun_spectral(P, seed):
@@ -424,7 +432,7 @@ def rerun_clipping(P, seed, steps=100, lr=0.05):
             if not math.isfinite(loss):
                 break
             params = {k: params[k] - lr * grads[k] for k in params}
-    clip, update_norms, params = [], [], dict(start)
+    clip, update_norms, grad_norms, params = [], [], [], dict(start)
     for step in range(steps):
         loss, grads = _linear_rnn(params["Wx"], params["Wh"], params["b"], x, y)
         clip.append(loss)
@@ -437,6 +445,7 @@ def rerun_clipping(P, seed, steps=100, lr=0.05):
         for k in grads:
             expect_array(clipped[k], grads[k].shape, f"clip_grad_norm(...)[0][{k!r}]")
         update_norms.append(math.sqrt(math.fsum(float(np.sum(np.square(v))) for v in clipped.values())))
+        grad_norms.append(math.sqrt(math.fsum(float(np.sum(np.square(v))) for v in grads.values())))
         params = {k: params[k] - lr * clipped[k] for k in params}
     else:
         clip.append(_linear_rnn(params["Wx"], params["Wh"], params["b"], x, y)[0])
@@ -447,7 +456,10 @@ def rerun_clipping(P, seed, steps=100, lr=0.05):
     holds = bool(CRITERIA["clipping_caps_norm_keeps_training_alive"](values))
     return {"holds": holds, "values": values,
             "losses": {"clip": [v for v in clip if math.isfinite(v)], "noclip": [v for v in noclip if math.isfinite(v)],
-                       "noclip_first_nonfinite_step": first if math.isfinite(first) else None}}
+                       "noclip_first_nonfinite_step": first if math.isfinite(first) else None},
+            # per clipped step: the norm of the update clip_grad_norm returned (global, over all
+            # arrays) and of the gradient it was given
+            "figure": {"update_norms": update_norms, "grad_norms": grad_norms}}
 
 
 def rerun_vanishing(P, seed):
@@ -469,7 +481,9 @@ def rerun_vanishing(P, seed):
     values = {"vanish_dx1_noclip": float(np.linalg.norm(dx[:, 0])),
               "vanish_dx1_clip": float(np.linalg.norm(dx_clip[:, 0])),
               "vanish_dxT": float(np.linalg.norm(dx[:, -1]))}
-    return {"holds": bool(CRITERIA["clipping_does_not_rescue_vanishing"](values)), "values": values}
+    figure = {"dx_noclip": np.linalg.norm(dx[0], axis=-1).tolist(),       # ||dL/dx_t||, t = 1..T
+              "dx_clip": np.linalg.norm(dx_clip[0], axis=-1).tolist()}
+    return {"holds": bool(CRITERIA["clipping_does_not_rescue_vanishing"](values)), "values": values, "figure": figure}
 
 
 def _map(function, arg_lists):
@@ -509,7 +523,11 @@ def rerun_bptt(P, seed, step=1e-6):
     denom = np.linalg.norm(g) + np.linalg.norm(g_num)
     err = float(np.linalg.norm(g - g_num) / denom) if denom > 0 else 0.0
     values = {"bptt_rel_error": err}
-    return {"holds": bool(CRITERIA["bptt_matches_finite_difference"](values)), "values": values}
+    figure = {"all": err}
+    for a, b, name in zip(grads, numeric, ("dWx", "dWh", "db")):
+        d = np.linalg.norm(np.ravel(a)) + np.linalg.norm(b)
+        figure[name] = float(np.linalg.norm(np.ravel(a) - b.ravel()) / d) if d > 0 else 0.0
+    return {"holds": bool(CRITERIA["bptt_matches_finite_difference"](values)), "values": values, "figure": figure}
 
 
 RERUNS = {

@@ -52,6 +52,17 @@ class LossCurves:
 
 
 @dataclass
+class ExperimentData:
+    """What the figure draws of one of the grader's experiments (lab/fault_lab.py's
+    rerun_*, its "figure" entry), or why there is nothing to draw."""
+
+    source: str                    # "student" or "reference" (theirs failed), as above
+    seed: int
+    data: dict = field(default_factory=dict)
+    error: str | None = None       # what the student's primitives raised, if they did
+
+
+@dataclass
 class SignalRecord:
     """How each way of grading one signal went ("measured", "rerun") and what it saw."""
 
@@ -68,6 +79,13 @@ class LabRecord:
     signals: dict[str, SignalRecord] = field(default_factory=dict)
     curves: NormCurves | None = None
     loss_curves: LossCurves | None = None
+    experiments: dict[str, ExperimentData] = field(default_factory=dict)   # "products", "clipping", ...
+
+    def keep_experiment(self, name: str, source: str, seed: int, result: dict | None, error=None) -> None:
+        """Keep what the figure draws of the grader's experiment `name`: the "figure" entry
+        of its result, or the message of what the student's primitives raised."""
+        message = str(getattr(error, "message", error))[:300] if error is not None else None
+        self.experiments[name] = ExperimentData(source, int(seed), plain((result or {}).get("figure") or {}), message)
 
     def to_plain(self) -> dict:
         return asdict(self)
@@ -78,8 +96,9 @@ class LabRecord:
         signals = {k: SignalRecord(**v) for k, v in (data.pop("signals", None) or {}).items()}
         curves = data.pop("curves", None)
         losses = data.pop("loss_curves", None)
+        experiments = {k: ExperimentData(**v) for k, v in (data.pop("experiments", None) or {}).items()}
         return cls(**data, signals=signals, curves=NormCurves(**curves) if curves else None,
-                   loss_curves=LossCurves(**losses) if losses else None)
+                   loss_curves=LossCurves(**losses) if losses else None, experiments=experiments)
 
 
 def record_run(extras: dict, seed: int, returned) -> LabRecord:
