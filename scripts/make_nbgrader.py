@@ -96,14 +96,27 @@ def introduction(unit, topic, rubric_topic, source: str, translate) -> str:
     return "\n".join(line for line in lines if line is not None)
 
 
-def test_cell(topic_id: str, test) -> dict:
-    call = f'grade_cell("{topic_id}", "{test.id}")\n'
+def grade_id(topic, test) -> str:
+    """A test cell's nbgrader id. A hidden test's name is not shown to students (nbgrader
+    shows ids in the released notebook's metadata and in the feedback): its id is a number."""
     if test.visibility == "hidden":
-        source = (f"# hidden test ({test.points:g} points): graded by your instructor / 隐藏测试，由教师评分\n"
+        hidden = [t for t in topic.tests if t.visibility == "hidden"]
+        return f"hidden_{hidden.index(test) + 1}"
+    return f"{test.visibility}_{test.test}"
+
+
+def _points(points: float) -> str:
+    return f"{points:g} point" + ("" if points == 1 else "s")
+
+
+def test_cell(topic, test) -> dict:
+    call = f'grade_cell("{topic.id}", "{test.id}")\n'
+    if test.visibility == "hidden":
+        source = (f"# hidden test ({_points(test.points)}): graded by your instructor / 隐藏测试，由教师评分\n"
                   f"### BEGIN HIDDEN TESTS\n{call}### END HIDDEN TESTS\n")
     else:
-        source = f"# {test.test} ({test.points:g} points)\n{call}"
-    return _cell("code", source, _meta(f"{test.visibility}_{test.test}", grade=True, locked=True, points=test.points))
+        source = f"# {test.test} ({_points(test.points)})\n{call}"
+    return _cell("code", source, _meta(grade_id(topic, test), grade=True, locked=True, points=test.points))
 
 
 def notebook(unit, topic, translate) -> dict:
@@ -116,7 +129,7 @@ def notebook(unit, topic, translate) -> dict:
         _cell("code", f"%%writefile {topic.module}.py\n" + make_stubs.bilingual(source, translate),
               _meta(f"{ANSWER_PREFIX}{topic.module}", solution=True)),
     ]
-    cells += [test_cell(topic.id, t) for t in rubric_topic.tests]
+    cells += [test_cell(rubric_topic, t) for t in rubric_topic.tests]
     return {"cells": cells, "metadata": {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}

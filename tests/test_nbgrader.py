@@ -235,8 +235,11 @@ def test_a_hostile_notebook_changes_nothing_and_reads_nothing(round_trip):
 
 def test_the_released_notebooks_hold_no_solution_and_no_hidden_test(round_trip, tmp_path):
     """The leak check of the student repository, on the cell sources of the released notebooks."""
+    hidden_names = [t.test for x in UNIT.rubric.topics for t in x.tests if t.visibility == "hidden"]
     for path in (round_trip["course"] / "release" / ASSIGNMENT).glob("*.ipynb"):
-        cells = json.loads(path.read_text())["cells"]
+        text = path.read_text()
+        assert not [n for n in hidden_names if n in text], f"{path.name} names a hidden test"
+        cells = json.loads(text)["cells"]
         (tmp_path / f"{path.stem}.txt").write_text("\n".join("".join(c["source"]) for c in cells))
     assert leak_check.check(tmp_path, UNIT) == []
 
@@ -255,7 +258,8 @@ def test_every_notebook_has_one_test_cell_per_rubric_entry_with_its_points():
         cells = json.loads(text)["cells"]
         graded = [c["metadata"]["nbgrader"] for c in cells if c["metadata"]["nbgrader"]["grade"]]
         rubric = UNIT.rubric.topic(topic).tests
-        assert [(m["grade_id"], m["points"]) for m in graded] == [(f"{t.visibility}_{t.test}", t.points) for t in rubric]
+        assert [(m["grade_id"], m["points"]) for m in graded] == [
+            (make_nbgrader.grade_id(UNIT.rubric.topic(topic), t), t.points) for t in rubric]
         answers = [c for c in cells if c["metadata"]["nbgrader"]["grade_id"] == f"{ANSWER_PREFIX}{MODULE_OF[topic]}"]
         assert len(answers) == 1 and "".join(answers[0]["source"]).startswith(f"%%writefile {MODULE_OF[topic]}.py")
     assert shutil.which(NBGRADER) or Path(NBGRADER).exists()
