@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -42,7 +43,9 @@ def _mutant(topic: str, name: str) -> str:
 MUTANTS = {"bptt": "no_tanh_derivative", "gate_derivative": "shortcut_ignores_gate",
            "bleu": "brevity_ratio_inverted"}
 LOOP = (SOLUTIONS / "attention.py").read_text().replace(
-    '    """Additive (Bahdanau) attention', '    while True:\n        pass\n    """Additive (Bahdanau) attention', 1)
+    "def additive_attention(s_prev, H, Wa, Ua, va, mask=None):\n",
+    "def additive_attention(s_prev, H, Wa, Ua, va, mask=None):\n    while True:\n        pass\n", 1)
+assert "while True" in LOOP
 
 
 def hostile(course: Path) -> str:
@@ -200,8 +203,13 @@ def test_the_feedback_shows_the_graders_hint_and_no_hidden_test(round_trip):
     for path in feedback.rglob("*.html"):
         html = path.read_text()
         assert "hidden::" not in html and "BEGIN HIDDEN TESTS" not in html, path
-        hidden_names = [t.test for x in UNIT.rubric.topics for t in x.tests if t.visibility == "hidden"]
-        assert not [n for n in hidden_names if n in html], path
+        assert not _names_hidden_tests(html), path
+
+
+def _names_hidden_tests(text: str) -> list[str]:
+    """Hidden test names in `text`, as whole words (a public test's name may extend one)."""
+    names = [t.test for x in UNIT.rubric.topics for t in x.tests if t.visibility == "hidden"]
+    return [n for n in names if re.search(rf"\b{n}\b", text)]
 
 
 def _escaped(text: str) -> str:
@@ -235,10 +243,9 @@ def test_a_hostile_notebook_changes_nothing_and_reads_nothing(round_trip):
 
 def test_the_released_notebooks_hold_no_solution_and_no_hidden_test(round_trip, tmp_path):
     """The leak check of the student repository, on the cell sources of the released notebooks."""
-    hidden_names = [t.test for x in UNIT.rubric.topics for t in x.tests if t.visibility == "hidden"]
     for path in (round_trip["course"] / "release" / ASSIGNMENT).glob("*.ipynb"):
         text = path.read_text()
-        assert not [n for n in hidden_names if n in text], f"{path.name} names a hidden test"
+        assert not _names_hidden_tests(text), f"{path.name} names a hidden test"
         cells = json.loads(text)["cells"]
         (tmp_path / f"{path.stem}.txt").write_text("\n".join("".join(c["source"]) for c in cells))
     assert leak_check.check(tmp_path, UNIT) == []
