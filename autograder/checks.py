@@ -78,8 +78,9 @@ def expect_close(actual, expected, what: str, tol: float = 1e-7, hint: str = "")
         raise CheckFailed(_("{what} contains nan or inf").format(what=what))
     err = rel_error(actual, expected)
     if not err <= tol:
-        raise CheckFailed(_("{what} is wrong: relative error {error} (allowed {allowed})").format(
-            what=what, error=f"{err:.2e}", allowed=f"{tol:.0e}") + (f". {hint}" if hint else ""))
+        message = _("{what} is wrong: relative error {error} (allowed {allowed})").format(
+            what=what, error=f"{err:.2e}", allowed=f"{tol:.0e}")
+        raise CheckFailed(_("{message}. {hint}").format(message=message, hint=hint) if hint else message)
 
 
 def expect_not_mutated(module, what: str) -> None:
@@ -204,6 +205,6 @@ def expect_gradients(student, numeric, names, what: str, hint: str = "", tol: fl
             raise CheckFailed(_("{what}: {name} contains nan or inf").format(what=what, name=name))
         err = norm_rel_error(g, n)
         if not err < tol:
-            raise CheckFailed(_("{what}: {name} disagrees with finite differences of the exercise's forward "
-                                "pass (relative error {error})").format(what=what, name=name, error=f"{err:.1e}")
-                              + (f"; {hint}" if hint else ""))
+            message = _("{what}: {name} disagrees with finite differences of the exercise's forward pass "
+                        "(relative error {error})").format(what=what, name=name, error=f"{err:.1e}")
+            raise CheckFailed(_("{message}; {hint}").format(message=message, hint=hint) if hint else message)
