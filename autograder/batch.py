@@ -1,4 +1,9 @@
-"""`python -m autograder batch ROOT`: grade a class, one sub-folder per submission.
+"""`python -m autograder batch ROOT`: grade a class, one entry of ROOT per student.
+
+ROOT holds submissions as instructors receive them (autograder/intake.py: folders, one
+nested level, repository clones, archives); what is not a submission gets a row that says
+why. A rerun skips a submission whose report was written by the same grader version with
+the same seed (unless --force), so an interrupted class resumes where it stopped.
 
 The coordinator (this process, `cmd_batch`) hands submissions one at a time to `--jobs`
 job processes and writes class.csv. A job (`python -m autograder.batch CONFIG`, see
@@ -19,17 +24,20 @@ import json
 import os
 import queue
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import threading
+import tempfile
 import time
 import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from autograder import assignment, reports
+from autograder import assignment, intake, reports
 from autograder.reports.text import csv_cell
+from autograder.version import grader_version
 
 EXIT_OK, EXIT_GRADER = 0, 2
 STOP_GRACE_S = 5.0
@@ -105,8 +113,35 @@ class Job:
         self.proc.stdout.close()
 
 
-def submissions(root: Path) -> list[Path]:
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+class Progress:
+    """done/total, rate, failures and time left: one line redrawn on a terminal, a plain line
+    per submission in a CI log."""
+
+    def __init__(self, total: int, stream=None):
+        self.total, self.done, self.failed = total, 0, 0
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty()
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+
+    def tick(self, row: dict) -> None:
+        with self._lock:
+            self.done += 1
+            self.failed += row["status"] in ("grader_error", "timeout", "not_a_submission")
+            elapsed = max(time.monotonic() - self.started, 1e-9)
+            rate = self.done / elapsed
+            left = (self.total - self.done) / rate if rate > 0 else 0.0
+            summary = (f"{self.done}/{self.total} graded, {rate:.2f}/s, {self.failed} failed, "
+                       f"about {left:.0f} s left")
+            if self.tty:
+                self.stream.write(f"\r{summary}   ")
+                if self.done == self.total:
+                    self.stream.write("\n")
+            else:
+                score = f"{row['earned']}/{row['possible']}" if row.get("earned") != "" else "-"
+                self.stream.write(f"[{self.done}/{self.total}] {csv_cell(row['submission'])}: {row['status']} "
+                                  f"{score} ({summary})\n")
+            self.stream.flush()
 
 
 def cmd_batch(args) -> int:
@@ -116,41 +151,91 @@ def cmd_batch(args) -> int:
         return EXIT_GRADER
     unit = assignment.load(args.assignment)
     plan = read_plan(args.plan, unit) if args.plan else {}
-    mine = submissions(args.root)[k - 1::n]
-    config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None, "seed": args.seed,
-              "lang": args.lang,
-              "planned": bool(plan)}
-    tasks: queue.Queue = queue.Queue()
-    for i, sub in enumerate(mine):
-        tasks.put((i, sub, plan.get(sub.name)))
+    version = grader_version(unit.path)
+    scratch = Path(tempfile.mkdtemp(prefix="autograder-intake-"))
     rows: dict[int, dict] = {}
-
-    def work() -> None:
-        job = None
-        while True:
-            try:
-                i, sub, topics = tasks.get_nowait()
-            except queue.Empty:
-                break
-            job = job or Job(config)
-            rows[i], healthy = grade_in_job(job, sub, args.out / sub.name, args.timeout, topics)
-            if not healthy:
-                job.stop()
-                job = None
-        if job is not None:
-            job.stop()
-
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, min(args.jobs, len(mine))))]
     try:
+        mine = intake.find(args.root, {t.module for t in unit.topics}, scratch)[k - 1::n]
+        config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None,
+                  "seed": args.seed, "lang": args.lang, "planned": bool(plan)}
+        progress = Progress(len(mine))
+        tasks: queue.Queue = queue.Queue()
+        for i, entry in enumerate(mine):
+            if entry.status != "ok":
+                rows[i] = dict(_blank_row(entry.name), status=entry.status, detail=entry.detail)
+            elif not getattr(args, "force", False) and (row := previous_row(unit, entry, args, version)):
+                rows[i] = row
+            else:
+                tasks.put((i, entry, plan.get(entry.name)))
+                continue
+            progress.tick(rows[i])
+
+        def work() -> None:
+            job = None
+            while True:
+                try:
+                    i, entry, topics = tasks.get_nowait()
+                except queue.Empty:
+                    break
+                job = job or Job(config)
+                rows[i], healthy = grade_in_job(job, entry, args.out / entry.name, args.timeout, topics)
+                progress.tick(rows[i])
+                if not healthy:
+                    job.stop()
+                    job = None
+            if job is not None:
+                job.stop()
+
+        threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, min(args.jobs, tasks.qsize())))]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
     finally:          # the class file is written whatever happened to the submissions
         done = [rows[i] for i in sorted(rows)]
-        name = write_class_csv(args.out, unit, done, k, n)
-    print(f"graded {len(done)} submission(s) -> {args.out / name}")
+        name = write_class_csv(args.out, unit, done, k, n, version)
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"{len(done)} submission(s) -> {args.out / name}")
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
+
+
+def _blank_row(name: str) -> dict:
+    return {"submission": name, "earned": "", "possible": "", "status": "grader_error", "seed": "", "detail": ""}
+
+
+def _row_from(name: str, summary: dict) -> dict:
+    """A class.csv row from a grading's summary (topic -> earned and status)."""
+    topics = summary["topics"]
+    statuses = {t["status"] for t in topics.values()}
+    status = "not_implemented" if statuses == {"not_implemented"} else "graded"
+    row = dict(_blank_row(name), earned=summary["earned"], possible=summary["possible"], status=status,
+               seed=summary["seed"])
+    for topic, t in topics.items():
+        row[topic], row[f"{topic}_status"] = t["earned"], t["status"]
+    return row
+
+
+def previous_row(unit, entry, args, version: str) -> dict | None:
+    """The row of an earlier run's report of this submission, when the same grader version
+    graded the same files (so the same seed) on the same topics in the same language."""
+    from autograder import i18n
+    from autograder.grading.seed import submission_seed
+
+    if getattr(args, "plan", None):         # a plan grades each submission on its own topics: no reuse
+        return None
+    try:
+        score = json.loads((args.out / entry.name / "score.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    seed = args.seed if args.seed is not None else submission_seed(unit, entry.folder)
+    wanted = set(args.topics or [t.id for t in unit.topics])
+    if (score.get("grader_version") != version or score.get("seed") != seed
+            or score.get("lang") != (args.lang or i18n.language_from_environment())
+            or {t["id"] for t in score.get("topics", [])} != wanted):
+        return None
+    summary = {"earned": score["earned"], "possible": score["possible"], "seed": score["seed"],
+               "topics": {t["id"]: {"earned": t["earned"], "status": t["status"]} for t in score["topics"]}}
+    return dict(_row_from(entry.name, summary), detail="unchanged since the last run: not regraded")
 
 
 def read_plan(path: Path, unit) -> dict[str, list[str]]:
@@ -168,29 +253,32 @@ def read_plan(path: Path, unit) -> dict[str, list[str]]:
     return plan
 
 
-def grade_in_job(job: Job, sub: Path, out: Path, timeout: float, topics: list[str] | None = None) -> tuple[dict, bool]:
+def grade_in_job(job: Job, entry, out: Path, timeout: float, topics: list[str] | None = None) -> tuple[dict, bool]:
     """(class.csv row, whether the job can take another submission)."""
-    row = {"submission": sub.name, "earned": "", "possible": "", "status": "grader_error", "seed": "", "detail": ""}
+    row = _blank_row(entry.name)
     try:
-        reply = job.grade({"submission": str(sub), "out": str(out), "topics": topics}, timeout)
+        reply = job.grade({"submission": str(entry.folder), "out": str(out), "topics": topics,
+                           "shown_as": entry.shown_as}, timeout)
     except JobTimedOut:
         return dict(row, status="timeout", detail=f"grading took longer than {timeout:g} s"), False
     except JobDied as died:
         return dict(row, detail=f"the grading process stopped: {died}"), False
     if reply.get("status") != "graded":
         return dict(row, detail=str(reply.get("detail", ""))[-300:]), True
-    row.update(earned=reply["earned"], possible=reply["possible"], status="graded", seed=reply["seed"])
-    row.update(reply["topics"])
-    return row, True
+    return _row_from(entry.name, reply), True
 
 
-def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int) -> str:
-    fields = ["submission", "earned", "possible", "status", "seed"]
-    fields += [t.id for t in unit.topics if any(t.id in r for r in rows)] + ["detail"]
+def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int, version: str = "") -> str:
+    """class.csv: one row per entry, the topics in rubric order (score, then status)."""
+    fields = ["submission", "earned", "possible", "status", "seed", "grader_version"]
+    for t in unit.topics:
+        if any(t.id in r for r in rows):
+            fields += [t.id, f"{t.id}_status"]
+    fields.append("detail")
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
-    writer.writerows([{key: csv_cell(v) for key, v in r.items()} for r in rows])
+    writer.writerows([{key: csv_cell(v) for key, v in dict(r, grader_version=version).items()} for r in rows])
     name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
     reports.atomic_write(out / name, buf.getvalue())
     return name
@@ -237,6 +325,8 @@ def grade_task(unit, options, task: dict, artefacts, image) -> dict:
     sub, out = Path(task["submission"]), Path(task["out"])
     if task.get("topics"):
         options = replace(options, topics=tuple(task["topics"]))
+    if task.get("shown_as"):
+        options = replace(options, shown_folder=task["shown_as"])
     command = f"python -m autograder grade {sub} --out {out} --assignment {unit.name} --suite {options.suite}"
     command += "".join(f" --topic {t}" for t in options.topics or ())
     command += f" --seed {options.seed}" if options.seed is not None else ""
@@ -248,7 +338,7 @@ def grade_task(unit, options, task: dict, artefacts, image) -> dict:
     except Exception:  # noqa: BLE001 - the grader's fault; this submission's row says so
         return {"status": "grader_error", "detail": traceback.format_exc()[-300:]}
     return {"status": "graded", "earned": result.earned, "possible": result.possible, "seed": result.seed,
-            "topics": {t.id: t.earned for t in result.topics}}
+            "topics": {t.id: {"earned": t.earned, "status": t.status} for t in result.topics}}
 
 
 if __name__ == "__main__":

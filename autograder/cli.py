@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--shard", default="1/1", metavar="K/N", help="grade only the K-th of N shards (1-based)")
     b.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
                    help="wall-clock limit per submission; a submission over it is recorded as timeout")
+    b.add_argument("--force", action="store_true",
+                   help="regrade every submission (default: skip those graded before by the same grader version "
+                        "with the same seed)")
     b.add_argument("--plan", type=Path, default=None, metavar="FILE",
                    help="JSON {submission folder name: [topic id, ...]}: grade those submissions on those "
                         "topics only (the others on --topic, or everything)")

@@ -400,12 +400,14 @@ def check_markdown(text: str) -> None:
     assert not tags, f"raw HTML in score.md: {tags}"
     assert not re.search(r"(?i)<(img|script)", text), "raw HTML in score.md"
     topics = "|".join(re.escape(t.id) for t in UNIT.topics)
-    own_headings = re.compile(rf"(## Autograder: |### `({topics})` \(|### {re.escape(UNIT.signals_title)}$)")
+    own_headings = re.compile(rf"(## Autograder: |### `({topics})` \(|### {re.escape(UNIT.signals_title)}$"
+                              rf"|### {re.escape(UNIT.oral_exam.title)}$)")
     for line in text.splitlines():
         if re.match(r" {0,3}#", line):
             assert own_headings.match(line), f"score.md has a heading the grader did not write: {line!r}"
         if re.match(r" {0,3}\|", line):
-            assert re.match(rf"\| (topic|signal|`({topics})`|`[a-z_0-9]+`) \||\|---", line), \
+            # The grader's tables: topics, signals, oral-exam questions (numbered rows of the unit's own text).
+            assert re.match(rf"\| (topic|signal|#|\d+|`({topics})`|`[a-z_0-9]+`) \||\|---", line), \
                 f"score.md has a table row the grader did not write: {line!r}"
     assert not re.search(r"\]\(\s*https?:", text), "score.md has a link the grader did not write"
 

@@ -17,7 +17,8 @@ TEST_KEYS = ["id", "earned", "possible", "outcome", "message", "hint"]
 
 def check_schema(score):
     assert list(score)[:len(TOP_KEYS)] == TOP_KEYS and score["schema"] == "autograder.score/v1"
-    assert set(score) - set(TOP_KEYS) <= {"seed", "seed_from", "lang", "graded_later", "tampered", "oral_exam"}, \
+    assert set(score) - set(TOP_KEYS) <= {"seed", "seed_from", "lang", "grader_version", "graded_later", "tampered",
+                                             "oral_exam"}, \
         "additions the schema allows"
     assert score["seed_from"] in ("files", "--seed") and isinstance(score["seed"], int)
     assert score["assignment"] == "rnn_prehistory"
@@ -113,7 +114,9 @@ def test_batch_grades_a_class(tmp_path):
     assert rows[0].startswith("submission,earned,possible,status")
     by_name = {r.split(",")[0]: r.split(",") for r in rows[1:]}
     full = UNIT.rubric.topic("bptt").points
-    assert float(by_name["alice"][1]) == full and by_name["bob"][1] == "0.0" and by_name["carol"][1] == "0.0"
+    assert float(by_name["alice"][1]) == full and by_name["bob"][1] == "0.0"
+    assert by_name["bob"][3] == "not_implemented"
+    assert by_name["carol"][1] == "" and by_name["carol"][3] == "missing"    # no module file: not a 0
     proc = run_grader("batch", root, "--out", tmp_path / "out2", "--shard", "2/2", "--topic", "bptt")
     assert (tmp_path / "out2" / "class.shard2of2.csv").read_text().count("\n") == 2   # header + bob
 

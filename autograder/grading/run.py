@@ -21,6 +21,7 @@ from autograder.grading.score import GradeResult, GraderError, score_topic
 from autograder import i18n
 from autograder.grading.oral_exam import readiness
 from autograder.grading.seed import submission_seed
+from autograder.version import grader_version
 from autograder.grading.todo import unfinished
 
 if TYPE_CHECKING:          # imported when grading starts: the worker image starts before numpy loads here
@@ -41,6 +42,7 @@ class Options:
     seed: int | None = None
     trusted: bool = False      # run without isolation where none can be had (e.g. the reference)
     lang: str | None = None    # "en" or "zh" for messages, hints and reports; None: from the locale
+    shown_folder: str | None = None   # where messages say the module files are (batch: the student's own path)
 
 
 def select_topics(unit: Unit, topics) -> list:
@@ -123,7 +125,8 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
         if sandbox.failure is not None:
             raise GraderError(f"a replacement worker could not start: {sandbox.failure}")
     results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
-                           probes[t.id], unit.stub_path(t.module), unfinished(submission / f"{t.module}.py"))
+                           probes[t.id], f"{options.shown_folder}/{t.module}.py" if options.shown_folder
+                           else unit.stub_path(t.module), unfinished(submission / f"{t.module}.py"))
                for t in topics]
     exam = unit.oral_exam
     return GradeResult(assignment=unit.name, submission=str(submission), seed=seed, seed_given=options.seed is not None,
@@ -131,4 +134,5 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
                        signals=dict(collector.signal_values), signals_title=unit.signals_title,
                        extras=dict(collector.extra_values), sandbox_info=sandbox_info,
                        oral_exam=readiness(exam, results, lang) if exam else [],
-                       oral_exam_title=exam.title if exam else "", lang=lang)
+                       oral_exam_title=exam.title if exam else "", lang=lang,
+                       grader_version=grader_version(unit.path))

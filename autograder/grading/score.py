@@ -123,6 +123,7 @@ class GradeResult:
     oral_exam: list[dict] = field(default_factory=list)   # grading/oral_exam.readiness, when the unit has questions
     oral_exam_title: str = "Oral-exam readiness"
     lang: str = "en"              # the language of messages, hints and reports
+    grader_version: str = ""      # autograder/version.py: what a rerun compares before regrading
 
     @property
     def graded_later(self) -> float:

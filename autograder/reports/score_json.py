@@ -25,6 +25,7 @@ def document(result: GradeResult) -> dict:
         "seed": result.seed,
         "seed_from": "--seed" if result.seed_given else "files",
         "lang": result.lang,
+        "grader_version": result.grader_version,
     }
     if result.graded_later:
         doc["graded_later"] = {t.id: t.graded_later for t in result.topics if t.graded_later}
