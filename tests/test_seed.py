@@ -50,3 +50,23 @@ def test_class_csv_records_each_submission_seed(tmp_path):
         assert int(rows[name]["seed"]) == submission_seed(UNIT, root / name)
         assert int(rows[name]["seed"]) == json.loads((tmp_path / "out" / name / "score.json").read_text())["seed"]
     assert rows["alice"]["seed"] != rows["bob"]["seed"]
+
+
+def test_grading_twice_gives_the_same_score_json_apart_from_durations(tmp_path):
+    """A submission with mistakes (so messages carry numbers), on the topics whose hidden inputs
+    and lab draw the most random numbers: the two score.json agree byte for byte once the
+    duration is set aside."""
+    from helpers import make_submission
+
+    sub = make_submission(tmp_path / "sub", replace={
+        "bleu.py": [("return math.exp(1.0 - ref_len / hyp_len)", "return math.exp(1.0 - hyp_len / ref_len)")],
+        "bptt.py": [("        dWh += sdWh\n", "        dWh = sdWh\n")]})
+    texts = []
+    for i in range(2):
+        proc, _ = grade(sub, tmp_path / f"run{i}", "--topic", "bleu", "--topic", "fault_injection", "--topic", "bptt")
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads((tmp_path / f"run{i}" / "score.json").read_text())
+        doc.pop("duration_s")
+        texts.append(json.dumps(doc, indent=1))
+    assert texts[0] == texts[1]
+    assert '"outcome": "failed"' in texts[0]
