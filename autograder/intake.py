@@ -2,7 +2,7 @@
 
 Each entry of ROOT is one student's:
 - a folder holding the module files, or holding them one folder level down (the usual
-  LMS download: `george/rnn_prehistory/*.py`), or a clone of the student's repository
+  LMS download: `george/<assignment>/*.py`), or a clone of the student's repository
   (only the module files are graded, wherever the stubs' folder puts them);
 - a `.zip`, `.tar.gz`, `.tgz` or `.tar` archive of any of those; only the module files
   are taken out (regular files, a size limit, no path outside the scratch folder).
