@@ -20,23 +20,21 @@ def test_a_lab_whose_bptt_is_not_written_yet_is_graded_with_a_correct_stand_in(t
     proc, score = grade(sub, tmp_path / "out", "--topic", "fault_injection")
     assert proc.returncode == 0, proc.stderr
     hidden = _hidden(score)
-    assert len(hidden) == 19
+    assert len(hidden) == 13
     failed = {k: t["message"] for k, t in hidden.items() if t["outcome"] != "passed"}
     assert not failed, failed
 
 
 def test_a_wrong_radius_costs_its_own_tests_not_the_measured_signals(tmp_path):
-    """scale_spectral_radius dividing by the largest singular value: its own tests and the
-    grader's rerun of level 2 fail; the lab measured faithfully with it, so its measured
-    tests pass whatever the draw made the signals."""
+    """scale_spectral_radius dividing by the largest singular value: its own tests fail; the
+    lab measured faithfully with it, so its measured tests pass whatever the draw made the
+    signals (the grader's probes find the wrong radius on any draw)."""
     sub = make_submission(tmp_path / "sub", replace={"fault_injection.py": [(
         "return W * (rho / np.max(np.abs(np.linalg.eigvals(W))))", "return W * (rho / np.linalg.norm(W, 2))")]})
     proc, score = grade(sub, tmp_path / "out", "--topic", "fault_injection")
     assert proc.returncode == 0, proc.stderr
     hidden = _hidden(score)
     assert hidden["hidden::test_scale_spectral_radius_uses_largest_eigenvalue_modulus"]["outcome"] == "failed"
-    assert hidden["hidden::test_rho_above_one_gradient_explodes_rerun"]["outcome"] == "failed"
-    assert "scale_spectral_radius" in hidden["hidden::test_rho_above_one_gradient_explodes_rerun"]["message"]
     for key in ("rho_below_one_gradient_decays", "rho_above_one_gradient_explodes",
                 "rho_one_tanh_saturation_still_decays"):
         test = hidden[f"hidden::test_{key}_measured"]

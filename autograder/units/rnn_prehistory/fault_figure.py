@@ -103,6 +103,11 @@ def grading_mark(lab: LabRecord, key: str) -> tuple[str, str]:
     if not checks:
         return "not graded", "NOT GRADED here (the hidden tests grade)" + said
     failed = [WAYS.get(way, way) for way, ok in checks.items() if not ok]
+    cause = entry.details.get("cause") or {}
+    if not failed and entry.details.get("value") is False and cause:
+        # The lab measured faithfully with a wrong primitive: right to report False, and the
+        # panel shows the signal that does not hold (the primitive's own tests charge it).
+        return "FAIL", f"FAIL: your {', '.join(cause)} is wrong; your lab measured it faithfully" + said
     if not failed:
         return "PASS", "PASS: " + ", ".join(WAYS.get(way, way) for way in checks) + said
     return "FAIL", "FAIL: " + ", ".join(failed) + said

@@ -287,9 +287,38 @@ class CheckedPrimitives:
             if difference:
                 self.deviations[name] = difference
 
+    def probe(self, names) -> None:
+        """Call each primitive of `names` on `probes()` (differences land in `deviations`)."""
+        for name, cases in probes().items():
+            for args in cases if name in names else ():
+                try:
+                    getattr(self, name)(*args)
+                except Exception:  # noqa: BLE001 - recorded as a deviation by _Checked
+                    break
+
     def _failed(self, name, exc):
         self.deviations.setdefault(name, _("{name} raised {error}: {message}").format(
             name=name, error=type(exc).__name__, message=str(getattr(exc, 'message', exc))[:200]))
+
+
+def probes() -> dict[str, list[tuple]]:
+    """Fixed inputs on which each primitive is compared with the correct one before an
+    experiment, so that a wrong primitive is found whatever the run's draw: matrices whose
+    dominant eigenvalue is complex, negative, or far below the largest singular value;
+    factors with signs and a zero; a clipping above and below the threshold."""
+    rng = np.random.default_rng(20261130)
+    rotation = np.array([[0.0, -2.0], [2.0, 0.0]])                    # eigenvalues +-2i
+    complex_dominant = np.block([[rotation, rng.normal(size=(2, 2))], [np.zeros((2, 2)), np.diag([0.5, -0.3])]])
+    negative_dominant = np.diag([-3.0, 1.0, 0.5]) + np.triu(rng.normal(size=(3, 3)), 1)
+    W = rng.normal(size=(4, 4)) / 2
+    hs = np.tanh(rng.normal(size=(6, 4)))
+    grads = {"a": rng.normal(size=(3, 2)) * 4, "b": rng.normal(size=5)}
+    return {
+        "scale_spectral_radius": [(complex_dominant, 1.5), (negative_dominant, 0.5), (rng.normal(size=(5, 5)), 1.0)],
+        "log_abs_cumprod": [(np.array([2.0, -0.5, 4.0, 0.3, -1.5, 0.0, 3.0]),), (rng.uniform(0.0, 0.8, 1200),)],
+        "jacobian_chain_norms": [(W, hs, "tanh"), (W, hs, "linear")],
+        "clip_grad_norm": [(grads, 1.0), (grads, 1e3)],
+    }
 
 
 class _Checked:
@@ -539,6 +568,12 @@ RERUNS = {
     "clipping_does_not_rescue_vanishing": "vanishing",
     "bptt_matches_finite_difference": "bptt",
 }
+# The primitives each experiment calls (probed before it runs).
+EXPERIMENT_PRIMITIVES = {"products": ("log_abs_cumprod",),
+                         "spectral": ("scale_spectral_radius", "jacobian_chain_norms"),
+                         "clipping": ("scale_spectral_radius", "clip_grad_norm"),
+                         "vanishing": ("scale_spectral_radius", "rnn_forward", "rnn_backward", "clip_grad_norm"),
+                         "bptt": ("rnn_forward", "rnn_backward", "numerical_gradient")}
 RERUN_FUNCTIONS = {"products": rerun_products, "spectral": rerun_spectral, "clipping": rerun_clipping,
                    "vanishing": rerun_vanishing, "bptt": rerun_bptt}
 
