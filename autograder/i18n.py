@@ -24,6 +24,7 @@ import io
 import os
 import struct
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 LANGUAGES = ("en", "zh")
@@ -109,9 +110,18 @@ def catalogue(locale_dir: Path, domain: str, language: str) -> Path:
 
 
 def _translations(po: Path) -> gettext.NullTranslations:
-    mo = po.with_suffix(".mo")
     if not po.is_file():
         return gettext.NullTranslations()
+    mo = po.with_suffix(".mo")
+    newest = max(po.stat().st_mtime, mo.stat().st_mtime if mo.is_file() else 0.0)
+    return _read_catalogue(po, newest)
+
+
+@lru_cache(maxsize=16)
+def _read_catalogue(po: Path, _newest: float) -> gettext.GNUTranslations:
+    """The catalogue of `po`, read once per process (a batch job grades many submissions)
+    and again only when a file changed (`_newest` is in the cache key)."""
+    mo = po.with_suffix(".mo")
     if mo.is_file() and mo.stat().st_mtime >= po.stat().st_mtime:
         with mo.open("rb") as fp:
             return gettext.GNUTranslations(fp)
@@ -129,11 +139,25 @@ def activate(language: str | None = None, unit_locale: Path | None = None) -> st
     if language != "en":
         chain = _translations(catalogue(ENGINE_LOCALE, ENGINE_DOMAIN, language))
         if unit_locale is not None:
-            unit = _translations(catalogue(unit_locale, UNIT_DOMAIN, language))
-            unit.add_fallback(chain)
-            chain = unit
+            chain = _Chain(_translations(catalogue(unit_locale, UNIT_DOMAIN, language)), chain)
     _active, _language = chain, language
     return language
+
+
+class _Chain(gettext.NullTranslations):
+    """The first catalogue that translates a message wins. (gettext's add_fallback would
+    change the catalogues, which are shared: they are read once per process.)"""
+
+    def __init__(self, *catalogues):
+        super().__init__()
+        self._catalogues = catalogues
+
+    def gettext(self, message):
+        for catalogue_ in self._catalogues:
+            translated = catalogue_.gettext(message)
+            if translated != message:
+                return translated
+        return message
 
 
 def current_language() -> str:

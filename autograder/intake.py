@@ -44,10 +44,9 @@ def _student_name(path: Path) -> str:
     return name
 
 
-def _module_folders(files: list[PurePosixPath], modules: set[str]) -> list[PurePosixPath]:
-    """The folders (relative) that hold at least one module file, shallowest first."""
-    folders = {f.parent for f in files if f.name in {f"{m}.py" for m in modules} and len(f.parts) <= MAX_DEPTH}
-    return sorted(folders, key=lambda p: (len(p.parts), str(p)))
+def _module_folders(files) -> list[PurePosixPath]:
+    """The folders (relative) that hold the module files `files`, shallowest first."""
+    return sorted({f.parent for f in files}, key=lambda p: (len(p.parts), str(p)))
 
 
 def _choose(name: str, folders: list[PurePosixPath]) -> tuple[PurePosixPath | None, str]:
@@ -63,10 +62,11 @@ def _choose(name: str, folders: list[PurePosixPath]) -> tuple[PurePosixPath | No
 
 def _from_folder(path: Path, modules: set[str]) -> Entry:
     name = path.name
-    files = [PurePosixPath(p.relative_to(path).as_posix()) for p in path.rglob("*.py")
-             if p.is_file() and not p.is_symlink() and ".git" not in p.relative_to(path).parts
-             and len(p.relative_to(path).parts) <= MAX_DEPTH]
-    folder, why = _choose(name, _module_folders(files, modules))
+    # Module files only, at most MAX_DEPTH deep: a repository clone's other trees are never walked.
+    candidates = (p for depth in range(MAX_DEPTH) for m in modules for p in path.glob("*/" * depth + f"{m}.py"))
+    files = [PurePosixPath(p.relative_to(path).as_posix()) for p in candidates
+             if p.is_file() and not p.is_symlink() and ".git" not in p.relative_to(path).parts]
+    folder, why = _choose(name, _module_folders(files))
     if why:
         return Entry(name, path, None, "not_a_submission", why)
     if folder is None:
@@ -75,32 +75,37 @@ def _from_folder(path: Path, modules: set[str]) -> Entry:
     return Entry(name, path, path / folder, "ok", shown_as=shown)
 
 
-def _members(archive: Path) -> list[tuple[PurePosixPath, object]]:
-    """(path inside, handle) of the regular files of an archive."""
+def _module_members(archive: Path, modules: set[str]) -> dict[PurePosixPath, bytes]:
+    """The module files of an archive (regular files, at most MAX_MODULE_BYTES + 1 bytes read
+    each), by their path inside it, read in one pass (a .tar.gz is decompressed once)."""
+    wanted = {f"{m}.py" for m in modules}
+
+    def keep(p: PurePosixPath) -> bool:
+        return (p.name in wanted and ".." not in p.parts and not p.is_absolute() and "__MACOSX" not in p.parts
+                and len(p.parts) <= MAX_DEPTH)
+
+    out = {}
     if archive.name.lower().endswith(".zip"):
         with zipfile.ZipFile(archive) as z:
-            return [(PurePosixPath(i.filename), i) for i in z.infolist() if not i.is_dir()]
+            for info in z.infolist():
+                if not info.is_dir() and keep(p := PurePosixPath(info.filename)):
+                    with z.open(info) as f:
+                        out[p] = f.read(MAX_MODULE_BYTES + 1)
+        return out
     with tarfile.open(archive) as t:
-        return [(PurePosixPath(m.name), m) for m in t.getmembers() if m.isfile()]
-
-
-def _read(archive: Path, handle) -> bytes:
-    if isinstance(handle, zipfile.ZipInfo):
-        with zipfile.ZipFile(archive) as z, z.open(handle) as f:
-            return f.read(MAX_MODULE_BYTES + 1)
-    with tarfile.open(archive) as t:
-        f = t.extractfile(handle.name)
-        return f.read(MAX_MODULE_BYTES + 1) if f else b""
+        for m in t:
+            if m.isfile() and keep(p := PurePosixPath(m.name)):
+                out[p] = t.extractfile(m).read(MAX_MODULE_BYTES + 1)
+    return out
 
 
 def _from_archive(path: Path, modules: set[str], scratch: Path) -> Entry:
     name = _student_name(path)
     try:
-        members = {p: h for p, h in _members(path) if ".." not in p.parts and not p.is_absolute()
-                   and "__MACOSX" not in p.parts}
+        members = _module_members(path, modules)
     except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as exc:
         return Entry(name, path, None, "not_a_submission", f"{path.name} cannot be read as an archive ({exc})")
-    folder, why = _choose(name, _module_folders(list(members), modules))
+    folder, why = _choose(name, _module_folders(members))
     if why:
         return Entry(name, path, None, "not_a_submission", f"{path.name}: {why}")
     if folder is None:
@@ -108,9 +113,8 @@ def _from_archive(path: Path, modules: set[str], scratch: Path) -> Entry:
     target = scratch / name
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
-    for member, handle in members.items():
-        if member.parent == folder and member.name in {f"{m}.py" for m in modules}:
-            data = _read(path, handle)
+    for member, data in members.items():
+        if member.parent == folder:
             if len(data) > MAX_MODULE_BYTES:
                 return Entry(name, path, None, "not_a_submission", f"{path.name}: {member} is larger than 2 MB")
             (target / member.name).write_bytes(data)

@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from autograder import i18n
@@ -102,6 +103,7 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
     return _results[topic, digest]
 
 
+@lru_cache(maxsize=1)
 def hidden_suites_here() -> bool:
     """Whether this installation holds the hidden suites (the instructor's does, a
     student's does not: there the hidden test cells are empty anyway)."""

@@ -51,15 +51,11 @@ def stub_texts(module: Path) -> list[tuple[str, int]]:
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
             doc = ast.get_docstring(node)
             if doc:
-                found.append((summary(doc), node.lineno))
+                found.append((make_stubs.summary(doc), node.lineno))
     for first, _last, _indent, comment in make_stubs.todo_comments(text.splitlines(keepends=True)):
         found.append((comment, first + 1))
     return found
 
-
-def summary(docstring: str) -> str:
-    """A docstring's first paragraph, on one line."""
-    return " ".join(docstring.strip().split("\n\n")[0].split())
 
 
 def engine_messages() -> dict[str, list[str]]:

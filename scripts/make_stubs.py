@@ -46,7 +46,7 @@ class MarkerError(ValueError):
     pass
 
 
-def _summary(docstring: str) -> str:
+def summary(docstring: str) -> str:
     """A docstring's first paragraph on one line (the msgid scripts/i18n.py extracts)."""
     return " ".join(docstring.strip().split("\n\n")[0].split())
 
@@ -91,7 +91,7 @@ def bilingual(source: str, translate) -> str:
             doc = node.body[0]
             if doc.lineno == doc.end_lineno:
                 continue                      # a one-line docstring: nowhere to add a line
-            zh = translate(_summary(ast.get_docstring(node)))
+            zh = translate(summary(ast.get_docstring(node)))
             first = doc.lineno - 1
             last = next((i - 1 for i in range(first + 1, doc.end_lineno) if not lines[i].strip()), doc.end_lineno - 2)
             indent = re.match(r"\s*", lines[first]).group(0)
