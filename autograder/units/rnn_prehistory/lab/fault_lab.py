@@ -578,6 +578,11 @@ RERUN_FUNCTIONS = {"products": rerun_products, "spectral": rerun_spectral, "clip
                    "vanishing": rerun_vanishing, "bptt": rerun_bptt}
 
 
+def rerun_holds(key: str, result: dict) -> bool:
+    holds = result["holds"]
+    return bool(holds[key] if isinstance(holds, dict) else holds)
+
+
 # ================================================== checks of a run_fault_injection result
 def check_returned(key: str, run: dict, expect: bool | None) -> None:
     """The signal `key` in a dict returned by run_fault_injection: present, a bool equal to
