@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+ and make):
 #   make grade [SUBMISSION=DIR]   grade the stubs (or DIR) and write reports/
 #   make test                     the repository's own test suite (installs the dev extras)
-#   make sweep                    the long seed sweeps (CI runs them after make test)
+#   make sweep                    the long sweeps: seeds, the nbgrader round trip (CI runs them after make test)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -17,7 +17,7 @@ GRADE_ARGS ?=
 help:
 	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
 	@echo "make test     run the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
-	@echo "make sweep    the long sweeps: every seed of the fault lab's pool"
+	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, the nbgrader round trip"
 	@echo "make stubs    regenerate assignments/ from solutions/"
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
@@ -52,7 +52,7 @@ test: $(VENV)/.installed-dev catalogues
 	$(PY) -m pytest tests -q -n $(TEST_JOBS) -m "not sweep"
 
 sweep: $(VENV)/.installed-dev catalogues
-	$(PY) -m pytest tests -q -m sweep
+	$(PY) -m pytest tests -q -n $(TEST_JOBS) -m sweep
 
 # Merge the student-facing text of the code into the catalogues (then translate what is new).
 i18n: $(VENV)/.installed-base

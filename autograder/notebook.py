@@ -7,9 +7,11 @@ functions never run in the notebook's kernel. Its test cells, one per rubric ent
     grade_cell("bptt", "public::test_rnn_step_forward_fixed_vector")
 
 which takes the answer cells of every notebook in the folder (the lab of one topic calls
-another topic's module), grades the topic with the grader in its own process (the student's
-code runs there only in the grader's worker, never beside nbgrader's gradebook), once per
-notebook run, and passes or raises with the grader's message and hint. Nothing is written to
+another topic's module), grades them with the grader in its own process (the student's
+code runs there only in the grader's worker, never beside nbgrader's gradebook), once for
+all the notebooks of a submission (the first kernel's grading is kept in a folder only the
+user may write, keyed by the grader's version and the code), and passes or raises with the
+grader's message and hint. Nothing is written to
 stderr: nbgrader counts any stderr output as a failure.
 
 `OnlyAnswerCellsRun` is an nbgrader preprocessor for `nbgrader autograde` (the course's
@@ -23,9 +25,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -79,19 +83,49 @@ class GradeCellFailed(AssertionError):
         return str(self).splitlines()
 
 
-_results: dict[tuple[str, str], dict] = {}     # (topic, digest of the modules) -> score.json
+_results: dict[str, dict] = {}     # digest of what was graded -> score.json
 
 
-def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
-    digest = hashlib.sha256(json.dumps([topic, suite, sorted(modules.items())]).encode()).hexdigest()
-    if (topic, digest) in _results:
-        return _results[topic, digest]
+def _shared_results() -> Path | None:
+    """A folder only this user may write, where the kernels of one submission's notebooks
+    (nbgrader runs each in its own) find the grading the first of them did. None when it
+    cannot be had safely: then each notebook grades for itself."""
+    folder = Path(tempfile.gettempdir()) / f"autograder-notebooks-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = folder.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return folder
+
+
+def _grade(modules: dict[str, str], suite: str) -> dict:
+    """score.json of every topic of `modules` (one grading serves all the notebooks of a
+    submission), keyed by the grader's version, the suite, the language and the code."""
+    from autograder import assignment
+    from autograder.version import grader_version
+
+    key = json.dumps([grader_version(assignment.load().path), suite, i18n.current_language(),
+                      sorted(modules.items())])
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    if digest in _results:
+        return _results[digest]
+    shared = _shared_results()
+    cached = shared / f"{digest}.json" if shared else None
+    if cached is not None and cached.is_file():
+        try:
+            _results[digest] = json.loads(cached.read_text(encoding="utf-8"))
+            return _results[digest]
+        except (OSError, ValueError):
+            pass                        # a partial or unreadable file: grade again
     with tempfile.TemporaryDirectory(prefix="notebook-grading-") as tmp:
         submission, out = Path(tmp) / "submission", Path(tmp) / "reports"
         submission.mkdir()
         for module, source in modules.items():
             (submission / f"{module}.py").write_text(source, encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submission), "--topic", topic,
+        proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submission),
                                "--suite", suite, "--out", str(out), "--quiet"],
                               capture_output=True, text=True, stdin=subprocess.DEVNULL, env=dict(os.environ))
         score_file = out / "score.json"
@@ -99,8 +133,16 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
             lines = (proc.stderr or proc.stdout).strip().splitlines()
             raise GradeCellFailed(_("the grader could not run: {reason}").format(
                 reason=lines[-1] if lines else proc.returncode))
-        _results[topic, digest] = json.loads(score_file.read_text(encoding="utf-8"))
-    return _results[topic, digest]
+        text = score_file.read_text(encoding="utf-8")
+        if cached is not None:
+            for stale in shared.glob("*.json"):          # a day is longer than any autograde run
+                if time.time() - stale.stat().st_mtime > 86400:
+                    stale.unlink(missing_ok=True)
+            partial = cached.with_suffix(f".{os.getpid()}.part")
+            partial.write_text(text, encoding="utf-8")
+            os.replace(partial, cached)
+        _results[digest] = json.loads(text)
+    return _results[digest]
 
 
 @lru_cache(maxsize=1)
@@ -121,7 +163,7 @@ def grade_cell(topic: str, test_id: str, folder: str | Path = ".") -> None:
         i18n.activate(None, None)           # the kernel's locale (the grader's messages follow it too)
     modules = modules_in(Path(folder))
     suite = "all" if test_id.startswith("hidden::") or hidden_suites_here() else "public"
-    score = _grade(topic, modules, suite)
+    score = _grade(modules, suite)
     tests = {t["id"]: t for x in score.get("topics", []) if x["id"] == topic for t in x["tests"]}
     test = tests.get(test_id)
     if test is None:

@@ -2,7 +2,11 @@
 generate_assignment -> release_assignment -> fetch_assignment (as students) -> the answer
 cells filled -> submit -> collect -> autograde -> generate_feedback, in a temporary course
 with a local exchange folder. The gradebook's score of every notebook equals
-`python -m autograder grade` of the same code, topic by topic."""
+`python -m autograder grade` of the same code, topic by topic.
+
+The round trip takes minutes (every nbgrader command starts a heavy application, every
+notebook a kernel), so its tests run in `make sweep`, which CI runs after `make test`; the
+checks of the generated course that need no nbgrader run stay in `make test`."""
 
 from __future__ import annotations
 
@@ -181,6 +185,7 @@ def released_module(course: Path, module: str) -> str:
     return source.split("\n", 1)[1]
 
 
+@pytest.mark.sweep
 def test_the_gradebook_agrees_with_the_grader_topic_by_topic(round_trip, tmp_path):
     scores = _scores(round_trip["course"])
     for student in ("reference", "stubs", "mutant-bptt", "mutant-gate_derivative", "mutant-bleu"):
@@ -194,6 +199,7 @@ def test_the_gradebook_agrees_with_the_grader_topic_by_topic(round_trip, tmp_pat
         assert 0 < scores[f"mutant-{topic}", topic] < UNIT.rubric.topic(topic).points
 
 
+@pytest.mark.sweep
 def test_the_feedback_shows_the_graders_hint_and_no_hidden_test(round_trip):
     feedback = round_trip["course"] / "feedback"
     for topic, name in MUTANTS.items():
@@ -217,12 +223,14 @@ def _escaped(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+@pytest.mark.sweep
 def test_an_endless_loop_costs_only_its_topic(round_trip):
     scores = _scores(round_trip["course"])
     assert scores["loop", "attention"] == 0
     assert scores["loop", "bptt"] == UNIT.rubric.topic("bptt").points
 
 
+@pytest.mark.sweep
 def test_a_hostile_notebook_changes_nothing_and_reads_nothing(round_trip):
     course = round_trip["course"]
     with sqlite3.connect(course / "gradebook.db") as db:
@@ -241,6 +249,7 @@ def test_a_hostile_notebook_changes_nothing_and_reads_nothing(round_trip):
     assert "".join(answer["source"]).startswith("%%writefile beam_search.py")
 
 
+@pytest.mark.sweep
 def test_the_released_notebooks_hold_no_solution_and_no_hidden_test(round_trip, tmp_path):
     """The leak check of the student repository, on the cell sources of the released notebooks."""
     for path in (round_trip["course"] / "release" / ASSIGNMENT).glob("*.ipynb"):

@@ -1,0 +1,82 @@
+"""grade_cell, the call in every test cell of the nbgrader notebooks, without nbgrader (the
+round trip with real nbgrader is in tests/test_nbgrader.py, run by `make sweep`): the
+notebooks of one submission share one grading, through a folder only the user may write."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO, UNIT
+
+sys.path.insert(0, str(REPO / "scripts"))
+import make_nbgrader  # noqa: E402
+
+from autograder import notebook  # noqa: E402
+
+
+@pytest.fixture
+def course_folder(tmp_path, monkeypatch):
+    """The source notebooks (the reference in every answer cell), and a temporary folder as
+    the system's, so that the shared gradings start empty."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for rel, text in make_nbgrader.expected_course().items():
+        if rel.endswith(".ipynb") and "/source/" in f"/{rel}":
+            (folder / Path(rel).name).write_text(text)
+    assert len(list(folder.glob("*.ipynb"))) == 7
+    system_tmp = tmp_path / "tmp"
+    system_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
+    monkeypatch.setenv("LANGUAGE", "en")
+    monkeypatch.setattr(notebook, "_results", {})
+    gradings = []
+    real_run = subprocess.run
+
+    def counted(cmd, *args, **kwargs):
+        if cmd[1:4] == ["-m", "autograder", "grade"]:
+            gradings.append(cmd)
+        return real_run(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(notebook.subprocess, "run", counted)
+    return folder, system_tmp, gradings
+
+
+def test_the_notebooks_of_one_submission_share_one_grading(course_folder, capsys):
+    folder, system_tmp, gradings = course_folder
+    notebook.grade_cell("bptt", "public::test_rnn_step_forward_fixed_vector", folder)
+    notebook.grade_cell("bleu", "public::test_ngram_counts_fixed", folder)
+    assert len(gradings) == 1, "two notebooks of one kernel graded twice"
+    notebook._results.clear()                           # the next notebook's kernel
+    notebook.grade_cell("attention", "hidden::" + next(
+        t.test for t in UNIT.rubric.topic("attention").tests if t.visibility == "hidden"), folder)
+    assert len(gradings) == 1, "the next kernel graded again instead of reading the shared grading"
+    assert capsys.readouterr().out.count("passed (") == 3
+    shared = system_tmp / f"autograder-notebooks-{os.getuid()}"
+    assert len(list(shared.glob("*.json"))) == 1
+
+    # Other code is graded again, not served the reference's result.
+    text = (folder / "bleu.ipynb").read_text()
+    (folder / "bleu.ipynb").write_text(text.replace("def brevity_penalty(", "def brevity_penalty_gone(", 1))
+    notebook._results.clear()
+    with pytest.raises(notebook.GradeCellFailed):
+        notebook.grade_cell("bleu", next(f"{t.visibility}::{t.test}" for t in
+                                         UNIT.rubric.topic("bleu").tests if "brevity" in t.test), folder)
+    assert len(gradings) == 2
+
+
+def test_a_shared_folder_that_others_may_write_is_not_trusted(course_folder):
+    _folder, system_tmp, _gradings = course_folder
+    shared = system_tmp / f"autograder-notebooks-{os.getuid()}"
+    shared.mkdir(mode=0o700)
+    assert notebook._shared_results() == shared
+    shared.chmod(0o777)
+    assert notebook._shared_results() is None          # anyone could plant a score there
+    shared.rmdir()
+    shared.symlink_to(system_tmp)
+    assert notebook._shared_results() is None
