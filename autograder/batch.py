@@ -154,6 +154,13 @@ def cmd_batch(args) -> int:
     version = grader_version(unit.path)
     scratch = Path(tempfile.mkdtemp(prefix="autograder-intake-"))
     rows: dict[int, dict] = {}
+    mine: list = []
+    if getattr(args, "manifest", None):
+        from autograder.pr import read_manifest
+
+        manifest = read_manifest(args.manifest)
+    else:
+        manifest = None
     try:
         mine = intake.find(args.root, {t.module for t in unit.topics}, scratch)[k - 1::n]
         config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None,
@@ -192,9 +199,16 @@ def cmd_batch(args) -> int:
         for t in threads:
             t.join()
     finally:          # the class file is written whatever happened to the submissions
+        for i, entry in enumerate(mine) if manifest is not None else ():
+            if i in rows and entry.status == "ok":
+                rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs)
         done = [rows[i] for i in sorted(rows)]
         name = write_class_csv(args.out, unit, done, k, n, version)
         shutil.rmtree(scratch, ignore_errors=True)
+    if n == 1:                      # a shard's report would be a third of the class: `merge` writes it
+        from autograder.reports import class_report
+
+        class_report.write(args.out, unit, done, version)
     print(f"{len(done)} submission(s) -> {args.out / name}")
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
 
@@ -268,9 +282,25 @@ def grade_in_job(job: Job, entry, out: Path, timeout: float, topics: list[str] |
     return _row_from(entry.name, reply), True
 
 
+def tamper_flags(entry, manifest: dict[str, str], stubs: str) -> str:
+    """The protected files a repository clone changed, "; "-joined; "" where the entry holds
+    no clone (a folder or an archive of module files only: nothing to compare). The clone's
+    root is where the module files sit in the stubs' folder (`assignments/<unit>/`)."""
+    from autograder.pr import tampered_files
+
+    if entry.folder is None or not entry.source.is_dir():
+        return ""
+    depth = len(Path(stubs).parts)
+    root = entry.folder.parents[depth - 1] if entry.folder.as_posix().endswith("/" + stubs) else entry.source
+    if not any((root / name).exists() for name in manifest):
+        return ""
+    return "; ".join(tampered_files(root, manifest))
+
+
 def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int, version: str = "") -> str:
-    """class.csv: one row per entry, the topics in rubric order (score, then status)."""
-    fields = ["submission", "earned", "possible", "status", "seed", "grader_version"]
+    """class.csv: one row per entry in the order of their names (so that merged shards give
+    the same file as one run), the topics in rubric order (score, then status)."""
+    fields = ["submission", "earned", "possible", "status", "seed", "grader_version", "tampered"]
     for t in unit.topics:
         if any(t.id in r for r in rows):
             fields += [t.id, f"{t.id}_status"]
@@ -278,7 +308,8 @@ def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int, version: 
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
-    writer.writerows([{key: csv_cell(v) for key, v in dict(r, grader_version=version).items()} for r in rows])
+    cells = [{key: csv_cell(v) for key, v in dict(r, grader_version=version).items()} for r in rows]
+    writer.writerows(sorted(cells, key=lambda r: r["submission"]))
     name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
     reports.atomic_write(out / name, buf.getvalue())
     return name

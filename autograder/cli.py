@@ -1,4 +1,5 @@
-"""Command line: `python -m autograder grade [DIR]`, `batch ROOT` and `pr CHECKOUT` (CI).
+"""Command line: `python -m autograder grade [DIR]`, `batch ROOT`, `merge SHARD_DIR...`,
+`pr CHECKOUT` (CI) and `gradescope` (Gradescope's run_autograder).
 
 Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
 The assignment is a unit folder (`--assignment NAME|PATH`); with one unit installed it
@@ -60,9 +61,14 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--plan", type=Path, default=None, metavar="FILE",
                    help="JSON {submission folder name: [topic id, ...]}: grade those submissions on those "
                         "topics only (the others on --topic, or everything)")
-    from autograder import pr
+    b.add_argument("--manifest", type=Path, default=None, metavar="FILE",
+                   help="the release's protected-files.sha256: a submission that holds the student repository "
+                        "is flagged in class.csv's tampered column when it changed a protected file")
+    from autograder import gradescope, merge, pr
 
     pr.add_parser(sub)
+    merge.add_parser(sub)
+    gradescope.add_parser(sub)
     return p
 
 
@@ -184,8 +190,11 @@ def main(argv=None) -> int:
         from autograder.pr import cmd_pr
 
         from autograder.batch import cmd_batch
+        from autograder.gradescope import cmd_gradescope
+        from autograder.merge import cmd_merge
 
-        return {"grade": cmd_grade, "batch": cmd_batch, "pr": cmd_pr}[args.command](args)
+        return {"grade": cmd_grade, "batch": cmd_batch, "pr": cmd_pr, "merge": cmd_merge,
+                "gradescope": cmd_gradescope}[args.command](args)
     except (GraderError, RubricError, assignment.UnitError) as exc:
         print(f"autograder: the grader could not run: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_GRADER

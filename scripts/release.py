@@ -12,7 +12,9 @@ writes
   `protected-files.sha256` (every file but the modules students edit);
 - `dist/grader-bundle/`: the engine and the whole unit (hidden suites, rubric, reference,
   public tests) with the same `protected-files.sha256`: the instructor's copy, which
-  pull-request grading compares the student's files with.
+  pull-request grading compares the student's files with;
+- `dist/gradescope.zip`: Gradescope's autograder (setup.sh, run_autograder, the grader
+  bundle under grader/), which runs `python -m autograder gradescope`.
 
 Then it runs the leak check (`scripts/leak_check.py`) on `dist/student/` and exits 1 on
 a leak. Nothing under `dist/` is committed: it is generated.
@@ -226,6 +228,25 @@ def _version() -> str:
     return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 
 
+def build_gradescope(bundle: Path, dst: Path) -> Path:
+    """Gradescope's autograder zip: setup.sh and run_autograder at its root (Gradescope's
+    specification), the grader bundle under grader/. Entries are written in name order with
+    a fixed date, so the same bundle gives the same zip."""
+    import zipfile
+
+    entries = [("setup.sh", TEMPLATES / "setup.gradescope.sh", 0o755),
+               ("run_autograder", TEMPLATES / "run_autograder.gradescope", 0o755)]
+    entries += [(f"grader/{p.relative_to(bundle).as_posix()}", p, 0o644) for p in _files(bundle)]
+    dst.unlink(missing_ok=True)
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, path, mode in entries:
+            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, path.read_bytes())
+    return dst
+
+
 def build(out: Path, unit_name=None) -> tuple[Path, Path, list[str]]:
     unit = assignment.load(unit_name)
     student, bundle = out / "student", out / "grader-bundle"
@@ -235,6 +256,7 @@ def build(out: Path, unit_name=None) -> tuple[Path, Path, list[str]]:
     manifest = write_manifest(student, protected(student, unit))
     (student / "protected-files.sha256").write_text(manifest)
     build_bundle(unit, bundle, manifest)
+    build_gradescope(bundle, out / "gradescope.zip")
     return student, bundle, leak_check.check(student, unit)
 
 
@@ -249,7 +271,7 @@ def main(argv=None) -> int:
     if leaks:
         print(f"make release: the leak check FAILED ({len(leaks)} leak(s)) in {student}", file=sys.stderr)
         return 1
-    print(f"wrote {student} (leak check clean) and {bundle}")
+    print(f"wrote {student} (leak check clean), {bundle} and {args.out / 'gradescope.zip'}")
     return 0
 
 

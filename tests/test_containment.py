@@ -266,6 +266,12 @@ def grader(request, copied_env) -> Grader:
     assert run.returncode == 0, run.stderr
     score = json.loads((out / "score.json").read_text())
     assert score["earned"] == score["possible"] == UNIT.rubric.points, run.stdout
+    # And batch's own modules (the class report), over a class of one.
+    warm_class = copied_env.base / "warm-up-class"
+    shutil.copytree(copied_env.checkout / SOLUTIONS_REL, warm_class / "one")
+    run = g.run(["batch", warm_class, "--out", copied_env.base / "warm-up-batch", "--topic", "attention", *SEED], {},
+                300, copied_env.base / "logs")
+    assert run.returncode == 0, run.stderr
     return g
 
 
@@ -439,8 +445,11 @@ def check_reports(out: Path, run: Run, secret: str) -> None:
     for report in out.rglob("score.json"):           # machine-readable: the raw message, JSON-escaped
         json.loads(report.read_text())
     for report in out.rglob("results.json"):         # Gradescope shows these strings to the student
-        for s in _json_strings(json.loads(report.read_text())):
+        doc = json.loads(report.read_text())
+        for s in _json_strings(doc):
             assert not CONTROL.search(s), f"control characters in a string of {report}: {s[:200]!r}"
+        for s in [doc.get("output", "")] + [t["output"] for t in doc.get("tests", [])]:   # rendered as Markdown
+            check_markdown(s)
     for table in out.rglob("*.csv"):
         for row in csv.reader(table.read_text().splitlines()):
             for cell in row:

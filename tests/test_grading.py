@@ -12,7 +12,7 @@ from helpers import STUBS, UNIT, grade, make_submission, run_grader
 
 TOP_KEYS = ["schema", "assignment", "submission", "earned", "possible", "duration_s", "topics", "signals"]
 TOPIC_KEYS = ["id", "earned", "possible", "status", "tests", "message"]   # v1, then additions
-TEST_KEYS = ["id", "earned", "possible", "outcome", "message", "hint"]
+TEST_KEYS = ["id", "earned", "possible", "outcome", "message", "hint", "kind"]   # v1, then additions
 
 
 def check_schema(score):
@@ -71,7 +71,7 @@ def test_reports_agree_with_score_json(reference_score, tmp_path):
     assert len(cases) == len(score["topics"][0]["tests"])
     assert len([c for c in cases if c.find("failure") is not None or c.find("error") is not None]) == len(failed)
     gs = json.loads((out / "results.json").read_text())
-    assert gs["score"] == score["earned"] and gs["max_score"] == score["possible"]
+    assert gs["score"] == score["earned"] and gs["extra_data"]["max_score"] == score["possible"]
     assert sum(t["score"] for t in gs["tests"]) == pytest.approx(score["earned"])
 
 

@@ -21,7 +21,7 @@ def student_workflows(dist):
 
 
 def test_the_repositories_have_their_workflows(student_workflows):
-    assert {p.name for p in (REPO / ".github" / "workflows").glob("*.yml")} == {"test.yml"}
+    assert {p.name for p in (REPO / ".github" / "workflows").glob("*.yml")} == {"test.yml", "regrade.yml"}
     assert "make test" in (REPO / ".github" / "workflows" / "test.yml").read_text()
     assert {p.name for p in student_workflows.glob("*.yml")} == {"grade.yml"}
 

@@ -82,6 +82,7 @@ class TestOutcome:
     hint: str
     not_implemented: str | None = None
     duration_s: float = 0.0
+    kind: str = ""          # how it failed (CheckFailed's kinds, "exception", "timeout"); "" when passed
 
     @property
     def passed(self) -> bool:
@@ -157,7 +158,8 @@ def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, pr
                               f"{rt.visibility} test_{topic.id}.py?")
         passed = rec.outcome == "passed"
         tests.append(TestOutcome(rt.id, rt.points if passed else 0.0, rt.points, rec.outcome, rec.message,
-                                 "" if passed else hint_for(rec, rt.hint), rec.not_implemented, rec.duration_s))
+                                 "" if passed else hint_for(rec, rt.hint), rec.not_implemented, rec.duration_s,
+                                 "" if passed else rec.kind))
     if status == "graded" and tests and all(t.not_implemented for t in tests):
         status = "not_implemented"
         message = _("nothing in {module}.py is implemented yet: fill in the TODOs in {stubs}").format(

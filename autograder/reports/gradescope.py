@@ -1,4 +1,14 @@
-"""reports/results.json in Gradescope's autograder format."""
+"""reports/results.json in Gradescope's autograder format
+(https://gradescope-autograders.readthedocs.io/en/latest/specs/, "Output format").
+
+Every key is one the specification names: the score, the execution time, an overall
+output, and one test per rubric entry with its name, score, max_score, status, output and
+visibility. Outputs are Markdown (`output_format` and `test_output_format` "md"), each
+message one line of inert Markdown (the student's text cannot start a link, an image or
+HTML). Public entries are visible at once; hidden ones after the instructor publishes the
+grades. What the specification has no key for (the possible total, the seed, the grader
+version) goes in `extra_data`.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +17,29 @@ import json
 from autograder.grading.score import GradeResult
 from autograder.i18n import _
 from autograder.reports.markdown import seed_note, tamper_note
-from autograder.reports.text import plain
+from autograder.reports.text import markdown
+
+
+def _output(test) -> str:
+    if test.passed:
+        return ""
+    text = markdown(test.message, 2000)
+    return text + ("\n\n" + markdown(_("Hint: {hint}").format(hint=test.hint), 1000) if test.hint else "")
+
+
+def document(result: GradeResult) -> dict:
+    tests = [{"name": f"{t.id} {x.id}", "score": x.earned, "max_score": x.possible,
+              "status": "passed" if x.passed else "failed", "output": _output(x), "output_format": "md",
+              "visibility": "visible" if x.id.startswith("public::") else "after_published"}
+             for t in result.topics for x in t.tests]
+    notes = [markdown(note, 2000) for note in (tamper_note(result), seed_note(result)) if note]
+    return {"score": result.earned, "execution_time": round(result.duration_s),
+            "output": "\n\n".join(notes), "output_format": "md", "test_output_format": "md",
+            "stdout_visibility": "hidden", "visibility": "visible",
+            "extra_data": {"max_score": result.possible, "seed": result.seed,
+                           "grader_version": result.grader_version},
+            "tests": tests}
 
 
 def render(result: GradeResult) -> str:
-    tests = []
-    for t in result.topics:
-        for x in t.tests:
-            out = "" if x.passed else plain(x.message) + (_("\nHint: {hint}").format(hint=x.hint) if x.hint else "")
-            tests.append({"name": f"{t.id} {x.id}", "score": x.earned, "max_score": x.possible,
-                          "status": "passed" if x.passed else "failed", "output": out,
-                          "visibility": "visible" if x.id.startswith("public::") else "after_published"})
-    doc = {"score": result.earned, "max_score": result.possible, "execution_time": result.duration_s,
-           "output": plain("\n".join(filter(None, [tamper_note(result), seed_note(result)]))), "tests": tests}
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(document(result), indent=2) + "\n"

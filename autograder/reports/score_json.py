@@ -17,7 +17,10 @@ def document(result: GradeResult) -> dict:
         "duration_s": result.duration_s,
         "topics": [{"id": t.id, "earned": t.earned, "possible": t.possible, "status": t.status,
                     "tests": [{"id": x.id, "earned": x.earned, "possible": x.possible, "outcome": x.outcome,
-                               "message": x.message, "hint": x.hint} for x in t.tests],
+                               "message": x.message, "hint": x.hint,
+                               # an addition: how it failed ("" when passed; "not_implemented": a stub)
+                               "kind": "not_implemented" if x.not_implemented else x.kind}
+                              for x in t.tests],
                     "message": t.message}   # an addition: what the status means, what is left to do
                    for t in result.topics],
         "signals": dict(result.signals),

@@ -1,0 +1,89 @@
+"""`python -m autograder merge SHARD_DIR... --out DIR`: one class from the shards of a
+sharded regrade (`batch ROOT --shard K/N --out SHARD_DIR`, one per CI runner or array job).
+
+Every shard's `class.shardKofN.csv` must be there, once each, written by one grader
+version; a missing or doubled shard stops the merge with a message naming it (a class
+file silently short of a third of the class would be worse than none). The submissions'
+report folders are copied into DIR, and DIR gets the class file and the class report that
+one unsharded run would have written: `class.csv` holds the same rows in the same order.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+from pathlib import Path
+
+from autograder import assignment
+from autograder.grading.score import GraderError
+
+SHARD_FILE = re.compile(r"class\.shard(\d+)of(\d+)\.csv")
+ESCAPED = ("'=", "'+", "'-", "'@", "'\t", "'\r")
+
+
+def shard_files(folders: list[Path]) -> dict[int, tuple[Path, int]]:
+    """k -> (class file, n), checked: one n, every k of 1..n exactly once."""
+    found: dict[int, tuple[Path, int]] = {}
+    for folder in folders:
+        files = [p for p in Path(folder).glob("class.shard*of*.csv") if SHARD_FILE.fullmatch(p.name)]
+        if not files:
+            raise GraderError(f"{folder} holds no class.shardKofN.csv: is it the --out of a `batch --shard K/N` run?")
+        for path in files:
+            k, n = (int(x) for x in SHARD_FILE.fullmatch(path.name).groups())
+            if k in found:
+                raise GraderError(f"shard {k} of {n} is given twice ({found[k][0]} and {path})")
+            found[k] = (path, n)
+    sizes = {n for _path, n in found.values()}
+    if len(sizes) != 1:
+        raise GraderError(f"the shards come from different splits: of {sorted(sizes)}")
+    n = sizes.pop()
+    missing = sorted(set(range(1, n + 1)) - set(found))
+    if missing:
+        raise GraderError(f"shard(s) {', '.join(map(str, missing))} of {n} missing: merge them all, or regrade "
+                          "the missing ones")
+    return found
+
+
+def unescaped(name: str) -> str:
+    """A submission's folder name from its class.csv cell (csv_cell guards formula starts with ')."""
+    return name[1:] if name.startswith(ESCAPED) else name
+
+
+def cmd_merge(args) -> int:
+    from autograder.batch import write_class_csv
+    from autograder.reports import class_report
+
+    unit = assignment.load(args.assignment)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, versions = [], set()
+    for k, (path, n) in sorted(shard_files(list(args.shards)).items()):
+        with path.open(newline="", encoding="utf-8") as fh:
+            shard_rows = list(csv.DictReader(fh))
+        for row in shard_rows:
+            versions.add(row.pop("grader_version", ""))
+            row["submission"] = unescaped(row["submission"])
+            rows.append({key: value for key, value in row.items() if value != "" or key in ("earned", "possible")})
+        if path.parent.resolve() != out.resolve():
+            for entry in path.parent.iterdir():
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.copytree(entry, out / entry.name, dirs_exist_ok=True, symlinks=True)
+    versions.discard("")
+    if len(versions) > 1:
+        raise GraderError(f"the shards were graded by different grader versions ({', '.join(sorted(versions))}): "
+                          "regrade them with one")
+    version = versions.pop() if versions else ""
+    rows.sort(key=lambda r: r["submission"])
+    name = write_class_csv(out, unit, rows, 1, 1, version)
+    class_report.write(out, unit, rows, version)
+    print(f"{len(rows)} submission(s) from {n} shard(s) -> {out / name}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    m = sub.add_parser("merge", help="merge the class files of a sharded batch into one class file and report")
+    m.add_argument("shards", type=Path, nargs="+", metavar="SHARD_DIR", help="the --out folder of each shard")
+    m.add_argument("--out", type=Path, required=True, help="where the merged class.csv, report and folders go")
+    m.add_argument("--assignment", default=None, metavar="NAME|PATH",
+                   help="the unit the shards graded (default: the only one installed)")

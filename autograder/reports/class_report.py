@@ -1,0 +1,254 @@
+"""The class report of a batch run (or of merged shards): class.md, class.html and
+class.png, from class.csv's rows and the score.json of every graded submission.
+
+What an instructor reads it for, in this order: how each topic went (its score
+distribution), which tests failed most often, which misconceptions the hints and the
+diagnoses named across the class (what to reteach), which submissions could not be graded,
+and which were tampered with. The files are plain and static: no script, no network.
+Student-derived text (folder names, messages) goes through the sanitiser of its format.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.reports.files import atomic_write
+from autograder.reports.text import markdown, one_line
+
+FILES = ("class.md", "class.html", "class.png")
+NOT_GRADED = ("missing", "not_a_submission", "grader_error", "timeout")
+TOP = 15                      # rows of the failing-tests table
+TOP_PER_TOPIC = 4             # misconceptions shown per topic (every topic gets its own)
+BINS = 10                     # score distribution: tenths of the topic's points
+# A number standing alone (N=3, 9.1e-01), not one inside a name (d2l, h_T1).
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(\.\d+)?(e[-+]?\d+)?(?![\w.])", re.IGNORECASE)
+
+
+@dataclass
+class TopicStats:
+    id: str
+    title: str
+    possible: float
+    scores: list[float] = field(default_factory=list)       # one per graded submission
+    statuses: Counter = field(default_factory=Counter)
+
+    def histogram(self) -> list[int]:
+        counts = [0] * BINS
+        for s in self.scores:
+            counts[min(BINS - 1, int(BINS * s / self.possible)) if self.possible else 0] += 1
+        return counts
+
+
+@dataclass
+class ClassSummary:
+    assignment: str
+    grader_version: str
+    submissions: int
+    topics: list[TopicStats]
+    totals: list[float]                          # percent, one per graded submission
+    failing: list[tuple[str, int]]               # (topic/test id, students failing it)
+    misconceptions: list[tuple[str, str, int]]   # (topic, what was named, students): rubric order, commonest first
+    not_graded: list[tuple[str, str, str]]       # (submission, status, detail)
+    tampered: list[tuple[str, str]]              # (submission, files)
+
+
+def _misconception(test: dict) -> str | None:
+    """What a failing test told the student was wrong: the diagnosis its message names (the
+    figures of the student's own numbers left out, so that equal diagnoses count together)
+    or the rubric's misconception hint of a wrong value."""
+    if test.get("kind") == "diagnosed":
+        return _NUMBER.sub("#", one_line(test.get("message", ""), 300))
+    if test.get("kind") == "value" and test.get("hint"):
+        return one_line(test["hint"], 300)
+    return None
+
+
+def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSummary:
+    topics = [TopicStats(t.id, unit.rubric.topic(t.id).title, unit.rubric.topic(t.id).points) for t in unit.topics]
+    failing, named = Counter(), Counter()
+    totals, not_graded, tampered = [], [], []
+    for row in rows:
+        name = row["submission"]
+        if row.get("tampered"):
+            tampered.append((name, row["tampered"]))
+        if row["status"] in NOT_GRADED:
+            not_graded.append((name, row["status"], row.get("detail", "")))
+            continue
+        if row.get("possible"):
+            totals.append(100.0 * float(row["earned"]) / float(row["possible"]))
+        for t in topics:
+            if row.get(t.id, "") != "":
+                t.scores.append(float(row[t.id]))
+                t.statuses[row.get(f"{t.id}_status", "")] += 1
+        try:
+            score = json.loads((Path(out) / name / "score.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        seen = set()
+        for topic in score.get("topics", []):
+            for test in topic.get("tests", []):
+                # What is not written yet is not a misunderstanding: stubs are left out.
+                if test.get("outcome") == "passed" or test.get("kind") == "not_implemented":
+                    continue
+                failing[f"{topic['id']}/{test['id']}"] += 1
+                what = _misconception(test)
+                if what and (topic["id"], what) not in seen:      # once per student
+                    seen.add((topic["id"], what))
+                    named[topic["id"], what] += 1
+    def most_common(counter: Counter) -> list:      # ties in name order: the same report from shards
+        return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+
+
+    order = {t.id: i for i, t in enumerate(topics)}
+    per_topic = sorted(named.items(), key=lambda kv: (order.get(kv[0][0], len(order)), -kv[1], kv[0][1]))
+    shown, count = [], Counter()
+    for (topic, what), n in per_topic:
+        count[topic] += 1
+        if count[topic] <= TOP_PER_TOPIC:
+            shown.append((topic, what, n))
+    return ClassSummary(unit.name, version, len(rows), topics, totals, most_common(failing), shown,
+                        not_graded, tampered)
+
+
+def _stats(values: list[float]) -> str:
+    if not values:
+        return "—"
+    return (f"mean {statistics.fmean(values):.1f}, median {statistics.median(values):.1f}, "
+            f"min {min(values):g}, max {max(values):g}")
+
+
+def _bar(counts: list[int]) -> str:
+    blocks = " ▁▂▃▄▅▆▇█"
+    top = max(counts) or 1
+    return "".join(blocks[round(8 * c / top)] if c else "·" for c in counts)
+
+
+def render_md(s: ClassSummary) -> str:
+    graded = len(s.totals)
+    lines = [f"# Class report: {markdown(s.assignment)}", "",
+             f"{s.submissions} submission(s): {graded} graded, {len(s.not_graded)} not graded, "
+             f"{len(s.tampered)} tampered. Grader {markdown(s.grader_version)}.", "",
+             f"Total (percent): {_stats(s.totals)}.", "", "![score distribution per topic](class.png)", "",
+             "## Score distribution per topic", "",
+             "| topic | points | graded | full marks | zero | statistics | 0 → full (tenths) |",
+             "|---|---:|---:|---:|---:|---|---|"]
+    for t in s.topics:
+        full = sum(v >= t.possible for v in t.scores)
+        zero = sum(v == 0 for v in t.scores)
+        lines.append(f"| {markdown(t.id)} | {t.possible:g} | {len(t.scores)} | {full} | {zero} | {_stats(t.scores)} "
+                     f"| `{_bar(t.histogram())}` |")
+    lines += ["", "## Most frequent failing tests", ""]
+    if s.failing:
+        lines += ["| test | students |", "|---|---:|"] + [f"| {markdown(k)} | {n} |" for k, n in s.failing]
+    else:
+        lines.append("No test failed.")
+    lines += ["", "## Misconceptions named across the class", "",
+              "What the failing tests told students was wrong (a diagnosis, or the misconception hint of a wrong "
+              "value), counted once per student; the commonest few of each topic.", ""]
+    if s.misconceptions:
+        lines += ["| topic | misconception | students |", "|---|---|---:|"]
+        lines += [f"| {markdown(t)} | {markdown(w)} | {n} |" for t, w, n in s.misconceptions]
+    else:
+        lines.append("None named.")
+    lines += ["", "## Submissions that were not graded", ""]
+    if s.not_graded:
+        lines += ["| submission | status | detail |", "|---|---|---|"]
+        lines += [f"| {markdown(n)} | {markdown(st)} | {markdown(d, 300)} |" for n, st, d in s.not_graded]
+    else:
+        lines.append("Every submission was graded.")
+    lines += ["", "## Tampered submissions", ""]
+    if s.tampered:
+        lines += ["| submission | protected files changed |", "|---|---|"]
+        lines += [f"| {markdown(n)} | {markdown(f, 300)} |" for n, f in s.tampered]
+    else:
+        lines.append("None: no protected file differs from the release (checked where a submission "
+                     "holds the repository).")
+    return "\n".join(lines) + "\n"
+
+
+def _table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td class=\"{'n' if i in numeric else ''}\">{html.escape(c)}</td>"
+                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
+         "table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{border:1px solid #ccc;padding:.3rem .6rem;"
+         "text-align:left;vertical-align:top}td.n{text-align:right}th{background:#f3f3f3}"
+         "img{max-width:100%}code{font-size:1.1em}")
+
+
+def render_html(s: ClassSummary) -> str:
+    graded = len(s.totals)
+    parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+             f"<title>Class report: {html.escape(s.assignment)}</title><style>{STYLE}</style></head><body>",
+             f"<h1>Class report: {html.escape(s.assignment)}</h1>",
+             f"<p>{s.submissions} submission(s): {graded} graded, {len(s.not_graded)} not graded, "
+             f"{len(s.tampered)} tampered. Grader {html.escape(s.grader_version)}.</p>",
+             f"<p>Total (percent): {html.escape(_stats(s.totals))}.</p>",
+             "<img src=\"class.png\" alt=\"score distribution per topic\">",
+             "<h2>Score distribution per topic</h2>",
+             _table(["topic", "points", "graded", "full marks", "zero", "statistics", "0 → full (tenths)"],
+                    [[t.id, f"{t.possible:g}", str(len(t.scores)), str(sum(v >= t.possible for v in t.scores)),
+                      str(sum(v == 0 for v in t.scores)), _stats(t.scores), _bar(t.histogram())] for t in s.topics],
+                    {1, 2, 3, 4}),
+             "<h2>Most frequent failing tests</h2>",
+             _table(["test", "students"], [[k, str(n)] for k, n in s.failing], {1}) if s.failing
+             else "<p>No test failed.</p>",
+             "<h2>Misconceptions named across the class</h2>",
+             "<p>What the failing tests told students was wrong (a diagnosis, or the misconception hint of a wrong "
+             "value), counted once per student; the commonest few of each topic.</p>",
+             _table(["topic", "misconception", "students"], [[t, w, str(n)] for t, w, n in s.misconceptions], {2})
+             if s.misconceptions else "<p>None named.</p>",
+             "<h2>Submissions that were not graded</h2>",
+             _table(["submission", "status", "detail"], [[n, st, one_line(d, 300)] for n, st, d in s.not_graded])
+             if s.not_graded else "<p>Every submission was graded.</p>",
+             "<h2>Tampered submissions</h2>",
+             _table(["submission", "protected files changed"], [[n, one_line(f, 300)] for n, f in s.tampered])
+             if s.tampered else "<p>None: no protected file differs from the release (checked where a submission "
+                                "holds the repository).</p>",
+             "</body></html>"]
+    return "\n".join(parts) + "\n"
+
+
+def render_png(s: ClassSummary) -> bytes:
+    """One histogram per topic and one of the total, on a shared count axis."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    panels = [(f"{t.id} ({t.possible:g} pts)", [100.0 * v / t.possible for v in t.scores] if t.possible else [])
+              for t in s.topics] + [("total", s.totals)]
+    cols = 4
+    rows = -(-len(panels) // cols)
+    fig = Figure(figsize=(3.2 * cols, 2.3 * rows), dpi=90)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax, (title, values) in zip(axes, panels):
+        ax.hist(values, bins=[10 * i for i in range(BINS + 1)], color="#4c72b0", edgecolor="white")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("% of the topic's points", fontsize=7)
+        ax.tick_params(labelsize=7)
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{s.assignment}: students per score band ({len(s.totals)} graded)", fontsize=10)
+    fig.subplots_adjust(left=0.05, right=0.99, bottom=0.1, top=0.86, wspace=0.3, hspace=0.75)
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
+    return png.getvalue()
+
+
+def write(out: Path, unit, rows: list[dict], version: str = "") -> list[Path]:
+    summary = summarise(out, unit, rows, version)
+    atomic_write(Path(out) / "class.png", render_png(summary))
+    atomic_write(Path(out) / "class.md", render_md(summary))
+    atomic_write(Path(out) / "class.html", render_html(summary))
+    return [Path(out) / name for name in FILES]

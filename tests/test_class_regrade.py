@@ -1,0 +1,346 @@
+"""Regrading a class as an instructor does: a generated class of 40 submissions in every
+shape they arrive in, graded by `batch --jobs 2`; shards merged into the same class file;
+the class report; Gradescope's run_autograder on a simulated /autograder layout.
+
+Every student's row must be what grading the same files alone gives (the alone gradings
+run once per distinct content: the same files get the same seed, so the same score)."""
+
+from __future__ import annotations
+
+import csv
+import html.parser
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from autograder.reports.text import markdown
+from helpers import HIDDEN_TESTS, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, grade, make_submission, run_grader
+
+MUTANTS = [(topic, MATRIX[topic]["mutants"][0]) for topic in
+           ("bptt", "gate_derivative", "gru_lstm_step", "beam_attribution", "bleu", "attention")]
+TIMEOUT_S = 40       # batch's limit per submission: ten times a full grading on a loaded 2-core machine
+HOSTILE = (SOLUTIONS / "attention.py").read_text() + f'''
+
+import os as _os, signal as _signal
+_done = []
+for _try in (lambda: _os.kill(_os.getppid(), _signal.SIGKILL),
+             lambda: open({str(HIDDEN_TESTS / "test_bleu.py")!r}).read(),
+             lambda: open("/tmp/escaped-from-the-worker", "w").write("x")):
+    try:
+        _done.append(str(_try())[:80])
+    except Exception as _exc:
+        _done.append(type(_exc).__name__)
+'''
+HANG = "while True:\n    pass\n"
+
+
+def _module(topic: str) -> str:
+    return f"{UNIT.topic(topic).module}.py"
+
+
+def _contents(scratch: Path) -> dict[str, Path]:
+    """content key -> a folder of module files."""
+    contents = {"reference": SOLUTIONS, "stubs": STUBS}
+    for topic, mutant in MUTANTS:
+        contents[f"mutant-{mutant['name']}"] = make_submission(
+            scratch / mutant["name"], replace={_module(topic): [tuple(e) for e in mutant["replace"]]})
+    partial = make_submission(scratch / "partial", base=STUBS)
+    for module in ("bptt.py", "attention.py"):
+        shutil.copyfile(SOLUTIONS / module, partial / module)
+    contents["partial"] = partial
+    contents["syntax"] = make_submission(scratch / "syntax", files={"bptt.py": "def rnn_step_forward(:\n"})
+    contents["hostile"] = make_submission(scratch / "hostile", files={"attention.py": HOSTILE})
+    contents["hang"] = make_submission(scratch / "hang", files={f"{t.module}.py": HANG for t in UNIT.topics})
+    return contents
+
+
+def _modules(folder: Path):
+    return sorted(p for p in folder.glob("*.py") if p.stem in {t.module for t in UNIT.topics})
+
+
+def _zip(path: Path, folder: Path, inside: str = "") -> None:
+    with zipfile.ZipFile(path, "w") as z:
+        for p in _modules(folder):
+            z.write(p, f"{inside}{p.name}")
+
+
+def _tar(path: Path, folder: Path, inside: str = "", mode: str = "w:gz") -> None:
+    with tarfile.open(path, mode) as t:
+        for p in _modules(folder):
+            t.add(p, f"{inside}{p.name}")
+
+
+def _clone(dest: Path, student_release: Path, folder: Path) -> Path:
+    """A clone of the student repository with `folder`'s modules in it."""
+    shutil.copytree(student_release, dest)
+    (dest / ".git").mkdir()
+    for p in _modules(folder):
+        shutil.copyfile(p, dest / UNIT.stubs / p.name)
+    return dest
+
+
+def generated_class(root: Path, scratch: Path, student_release: Path) -> dict[str, str | None]:
+    """40 entries: name -> content key (None: not a submission, or nothing in it)."""
+    c = _contents(scratch)
+    root.mkdir(parents=True)
+    key: dict[str, str | None] = {}
+
+    def folder(name, content, nested=""):
+        shutil.copytree(c[content], root / name / nested if nested else root / name,
+                        ignore=shutil.ignore_patterns("tests", "__pycache__"))
+        key[name] = content
+
+    folder("alice", "reference")
+    folder("george", "reference", nested="rnn_prehistory")
+    _zip(root / "ivan.zip", c["reference"], inside="ivan/")
+    _tar(root / "jane.tar.gz", c["reference"])
+    _tar(root / "jim.tgz", c["reference"], inside="hw/")
+    _tar(root / "joan.tar", c["reference"], mode="w")
+    key.update({"ivan": "reference", "jane": "reference", "jim": "reference", "joan": "reference"})
+    _clone(root / "helen", student_release, c["reference"])
+    key["helen"] = "reference"
+    tom = _clone(root / "tom", student_release, c["reference"])       # edits a public test: tampered
+    public_test = tom / UNIT.stubs / "tests" / "test_bleu.py"
+    public_test.write_text(public_test.read_text() + "\n# made easier\n")
+    key["tom"] = "reference"
+    folder("copy-a", "reference")                                      # two identical copies
+    folder("copy-b", "reference")
+    folder("sam", "stubs")
+    _clone(root / "stella", student_release, c["stubs"])
+    _zip(root / "stan.zip", c["stubs"])
+    key.update({"stella": "stubs", "stan": "stubs"})
+    for i, (_topic, mutant) in enumerate(MUTANTS):
+        content = f"mutant-{mutant['name']}"
+        folder(f"m{i}-folder", content)
+        _zip(root / f"m{i}-zip.zip", c[content], inside=f"m{i}/")
+        key[f"m{i}-zip"] = content
+        if i < 3:
+            folder(f"m{i}-nested", content, nested="upload")
+    folder("pat", "partial")
+    _zip(root / "paula.zip", c["partial"])
+    _tar(root / "peter.tar.gz", c["partial"], inside="peter/")
+    folder("penny", "partial", nested="work")
+    key.update({"paula": "partial", "peter": "partial"})
+    folder("syd", "syntax")
+    folder("hal", "hostile")
+    folder("hank", "hang")
+    (root / "empty").mkdir()                                           # missing: nothing in them
+    (root / "kate").mkdir()
+    (root / "kate" / "notes.md").write_text("todo")
+    (root / "notes.txt").write_text("not a submission")                # not submissions
+    (root / "broken.zip").write_bytes(b"PK\x03\x04 not really")
+    for copy in ("a", "b"):
+        shutil.copytree(SOLUTIONS, root / "lena" / copy)
+    key.update({"empty": None, "kate": None, "notes.txt": None, "broken": None, "lena": None})
+    assert len(key) == 40 == len(list(root.iterdir())), sorted(key)
+    return key
+
+
+def _rows(path: Path) -> dict[str, dict]:
+    return {r["submission"]: r for r in csv.DictReader(io.StringIO(path.read_text()))}
+
+
+@pytest.fixture(scope="module")
+def regraded(tmp_path_factory, dist):
+    tmp = tmp_path_factory.mktemp("regrade")
+    key = generated_class(tmp / "class", tmp / "contents", dist / "student")
+    out = tmp / "out"
+    proc = run_grader("batch", tmp / "class", "--out", out, "--jobs", "2", "--timeout", TIMEOUT_S,
+                      "--manifest", dist / "student" / "protected-files.sha256", timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    contents = _contents(tmp / "alone-contents")
+    alone_keys = sorted({k for k in key.values() if k and k != "hang"})
+
+    def alone(k):
+        return k, grade(contents[k], tmp / "alone" / k)[1]
+
+    with ThreadPoolExecutor(2) as pool:
+        scores = dict(pool.map(alone, alone_keys))
+    return {"key": key, "out": out, "rows": _rows(out / "class.csv"), "alone": scores, "stdout": proc.stdout}
+
+
+def test_every_student_gets_what_grading_alone_gives(regraded):
+    rows, key, alone = regraded["rows"], regraded["key"], regraded["alone"]
+    assert set(rows) == set(key)
+    for name, content in key.items():
+        row = rows[name]
+        if content is None or content == "hang":
+            continue
+        score = alone[content]
+        assert row["status"] in ("graded", "not_implemented"), (name, row)
+        assert float(row["earned"]) == score["earned"] and row["seed"] == str(score["seed"]), (name, row, content)
+        for topic in score["topics"]:
+            assert float(row[topic["id"]]) == topic["earned"] and row[f"{topic['id']}_status"] == topic["status"], \
+                (name, topic["id"], row, content)
+    assert {rows[n]["status"] for n in ("sam", "stella", "stan")} == {"not_implemented"}
+    assert float(rows["alice"]["earned"]) == float(rows["alice"]["possible"]) == 100
+    assert 0 < float(rows["syd"]["earned"]) < 100 and rows["syd"]["bptt"] == "0.0"
+
+
+def test_identical_copies_get_identical_scores(regraded):
+    rows = regraded["rows"]
+    same = ("seed", "earned") + tuple(t.id for t in UNIT.topics)
+    assert [rows["copy-a"][k] for k in same] == [rows["copy-b"][k] for k in same]
+    a, b = (json.loads((regraded["out"] / n / "score.json").read_text()) for n in ("copy-a", "copy-b"))
+    for doc in (a, b):
+        doc.pop("duration_s"), doc.pop("submission")
+    assert a == b
+
+
+def test_what_is_not_graded_says_why_and_a_hang_costs_only_its_row(regraded):
+    rows = regraded["rows"]
+    assert rows["hank"]["status"] == "timeout" and str(TIMEOUT_S) in rows["hank"]["detail"]
+    assert rows["empty"]["status"] == rows["kate"]["status"] == "missing"
+    assert {rows[n]["status"] for n in ("notes.txt", "broken", "lena")} == {"not_a_submission"}
+    assert "[40/40]" in regraded["stdout"]
+
+
+def test_a_hostile_submission_changes_nothing_else(regraded):
+    rows, out = regraded["rows"], regraded["out"]
+    assert rows["hal"]["status"] == "graded" and float(rows["hal"]["bptt"]) == UNIT.rubric.topic("bptt").points
+    hidden = (HIDDEN_TESTS / "test_bleu.py").read_text()[:80]
+    for path in out.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".md", ".xml", ".yaml", ".csv", ".html"):
+            assert hidden not in path.read_text(errors="replace"), path
+    assert not Path("/tmp/escaped-from-the-worker").exists()
+
+
+def test_tamper_flags_name_the_changed_file_of_a_clone(regraded):
+    rows = regraded["rows"]
+    assert rows["tom"]["tampered"] == f"{UNIT.stubs}/tests/test_bleu.py"
+    assert rows["helen"]["tampered"] == rows["stella"]["tampered"] == ""
+    assert all(rows[n]["tampered"] == "" for n in ("alice", "ivan", "george"))   # nothing to compare there
+    assert rows["tom"]["earned"] == rows["helen"]["earned"]          # the score is the original files'
+
+
+class _Tags(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = set()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+
+
+def test_the_class_report_shows_what_to_reteach(regraded):
+    out, rows = regraded["out"], regraded["rows"]
+    md = (out / "class.md").read_text()
+    for heading in ("Score distribution per topic", "Most frequent failing tests",
+                    "Misconceptions named across the class", "Submissions that were not graded",
+                    "Tampered submissions"):
+        assert f"## {heading}" in md
+    assert "| hank | timeout |" in md and "| tom |" in md
+    # Each mutant's misconception (a rubric hint of a test that catches it) is named.
+    for topic, mutant in MUTANTS:
+        hints = {t.hint for t in UNIT.rubric.topic(topic).tests if f"{t.visibility}::{t.test}" in mutant["killed_by"]}
+        assert any(markdown(h)[:60] in md for h in hints if h), (topic, mutant["name"])
+    page = (out / "class.html").read_text()
+    tags = _Tags()
+    tags.feed(page)
+    assert "script" not in tags.tags and {"table", "img", "h2"} <= tags.tags
+    assert (out / "class.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    graded = sum(r["status"] in ("graded", "not_implemented") for r in rows.values())
+    assert f"{graded} graded" in md
+
+
+def test_shards_merged_give_the_class_file_of_one_run(tmp_path, dist):
+    root = tmp_path / "class"
+    root.mkdir()
+    make_submission(root / "ann")
+    shutil.copytree(STUBS, root / "bob", ignore=shutil.ignore_patterns("tests"))
+    for topic, mutant in MUTANTS[:3]:
+        make_submission(root / f"mut-{topic}", replace={_module(topic): [tuple(e) for e in mutant["replace"]]})
+    (root / "empty").mkdir()
+    (root / "=cmd").mkdir()                               # a name a spreadsheet would run
+    make_submission(root / "=cmd")
+    (root / "stray.txt").write_text("x")
+    args = ("--topic", "bptt", "--topic", "attention", "--jobs", "2")
+    whole = run_grader("batch", root, "--out", tmp_path / "whole", *args, timeout=600)
+    assert whole.returncode == 0, whole.stderr
+    for k in (1, 2, 3):
+        shard = run_grader("batch", root, "--out", tmp_path / f"shard{k}", "--shard", f"{k}/3", *args, timeout=600)
+        assert shard.returncode == 0, shard.stderr
+        assert (tmp_path / f"shard{k}" / f"class.shard{k}of3.csv").is_file()
+    incomplete = run_grader("merge", tmp_path / "shard1", tmp_path / "shard3", "--out", tmp_path / "bad")
+    assert incomplete.returncode == 2 and "shard(s) 2 of 3 missing" in incomplete.stderr
+    merged = run_grader("merge", *(tmp_path / f"shard{k}" for k in (3, 1, 2)), "--out", tmp_path / "merged")
+    assert merged.returncode == 0, merged.stderr
+    assert (tmp_path / "merged" / "class.csv").read_text() == (tmp_path / "whole" / "class.csv").read_text()
+    assert (tmp_path / "merged" / "class.md").read_text() == (tmp_path / "whole" / "class.md").read_text()
+    assert (tmp_path / "merged" / "ann" / "score.json").is_file()
+
+
+SCHEMA = json.loads((REPO / "tests" / "gradescope_results.schema.json").read_text())
+
+
+def _run_autograder(tmp: Path, dist: Path, upload) -> tuple[subprocess.CompletedProcess, dict]:
+    root = tmp / "autograder"
+    with zipfile.ZipFile(dist / "gradescope.zip") as z:
+        z.extractall(root / "source")
+        assert {"setup.sh", "run_autograder"} <= set(z.namelist())
+    script = root / "run_autograder"
+    shutil.copyfile(root / "source" / "run_autograder", script)      # what Gradescope's image build does
+    script.chmod(0o755)
+    (root / "submission").mkdir()
+    upload(root / "submission")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable, "LANGUAGE": "en"}
+    proc = subprocess.run([str(script)], capture_output=True, text=True, env=env, timeout=300)
+    results = json.loads((root / "results" / "results.json").read_text())
+    return proc, results
+
+
+def test_gradescope_run_autograder_writes_results_that_follow_the_specification(tmp_path, dist):
+    import jsonschema
+
+    topic, mutant = MUTANTS[0]
+    sub = make_submission(tmp_path / "mutant", replace={_module(topic): [tuple(e) for e in mutant["replace"]]})
+    def repository(upload: Path) -> None:          # Gradescope's GitHub upload: the repository at the top
+        _clone(upload / "repo", dist / "student", sub)
+        for p in (upload / "repo").iterdir():
+            shutil.move(str(p), upload)
+
+    proc, results = _run_autograder(tmp_path / "a", dist, repository)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    jsonschema.validate(results, SCHEMA)
+    _proc, alone = grade(sub, tmp_path / "alone")
+    assert results["score"] == alone["earned"] < 100
+    assert len(results["tests"]) == sum(len(t["tests"]) for t in alone["topics"])
+    assert results["output_format"] == results["test_output_format"] == "md"
+    failed = [t for t in results["tests"] if t["status"] == "failed"]
+    assert failed and all(t["output"] for t in failed)
+    assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
+    # The engine that ran is the zip's, not whatever else the Python has installed.
+    where = subprocess.run([sys.executable, "-c", "import autograder; print(autograder.__file__)"],
+                           env={**os.environ, "PYTHONPATH": str(tmp_path / "a" / "autograder" / "source" / "grader")},
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert where.stdout.startswith(str(tmp_path / "a" / "autograder" / "source" / "grader")), where.stdout
+
+    # An upload with no module file still gets a results.json that says why.
+    _proc, empty = _run_autograder(tmp_path / "b", dist, lambda up: (up / "notes.txt").write_text("hi"))
+    jsonschema.validate(empty, SCHEMA)
+    assert empty["score"] == 0 and "Nothing was graded" in empty["output"] and empty["tests"] == []
+
+
+def test_the_roster_of_the_regrade_workflow_is_read_strictly(tmp_path):
+    sys.path.insert(0, str(REPO / "scripts"))
+    import fetch_class
+
+    roster = tmp_path / "roster.txt"
+    roster.write_text("# spring class\nmy-course/rnn-alice\n\nmy-course/rnn-bob  # late\n")
+    assert fetch_class.read_roster(roster) == ["my-course/rnn-alice", "my-course/rnn-bob"]
+    for bad in ("my-course/../etc", "just-a-name", "a/b; rm -rf /"):
+        roster.write_text(bad + "\n")
+        with pytest.raises(SystemExit, match="not a repository"):
+            fetch_class.read_roster(roster)
+    roster.write_text("one/rnn-alice\ntwo/rnn-alice\n")              # their folders would clash
+    with pytest.raises(SystemExit, match="share a name"):
+        fetch_class.read_roster(roster)
