@@ -7,10 +7,10 @@ functions never run in the notebook's kernel. Its test cells, one per rubric ent
     grade_cell("bptt", "public::test_rnn_step_forward_fixed_vector")
 
 which takes the answer cells of every notebook in the folder (the lab of one topic calls
-another topic's module), grades them with the grader in its own process (the student's
-code runs there only in the grader's worker, never beside nbgrader's gradebook), once for
-all the notebooks of a submission (the first kernel's grading is kept in a folder only the
-user may write, keyed by the grader's version and the code), and passes or raises with the
+another topic's module), grades the topic with the grader in its own process (the
+student's code runs there only in the grader's worker, never beside nbgrader's gradebook),
+once for as long as the code and the grader stay the same (the grading is kept in a folder
+only the user may write, for the kernels that come after), and passes or raises with the
 grader's message and hint. Nothing is written to
 stderr: nbgrader counts any stderr output as a failure.
 
@@ -101,13 +101,18 @@ def _shared_results() -> Path | None:
     return folder
 
 
-def _grade(modules: dict[str, str], suite: str) -> dict:
-    """score.json of every topic of `modules` (one grading serves all the notebooks of a
-    submission), keyed by the grader's version, the suite, the language and the code."""
+def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
+    """score.json of `topic` graded with `modules`, kept for the kernels that come after
+    (another run of the notebook, `nbgrader autograde --force`), keyed by the grader's
+    version, the topic, the suite, the language and the code.
+
+    One topic per grading, not the whole submission: `nbgrader autograde` writes each
+    notebook into the autograded folder just before it runs it, so the kernels of one
+    submission see different sets of answer cells and could not share a grading of all."""
     from autograder import assignment
     from autograder.version import grader_version
 
-    key = json.dumps([grader_version(assignment.load().path), suite, i18n.current_language(),
+    key = json.dumps([grader_version(assignment.load().path), topic, suite, i18n.current_language(),
                       sorted(modules.items())])
     digest = hashlib.sha256(key.encode()).hexdigest()
     if digest in _results:
@@ -125,7 +130,7 @@ def _grade(modules: dict[str, str], suite: str) -> dict:
         submission.mkdir()
         for module, source in modules.items():
             (submission / f"{module}.py").write_text(source, encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submission),
+        proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submission), "--topic", topic,
                                "--suite", suite, "--out", str(out), "--quiet"],
                               capture_output=True, text=True, stdin=subprocess.DEVNULL, env=dict(os.environ))
         score_file = out / "score.json"
@@ -163,7 +168,7 @@ def grade_cell(topic: str, test_id: str, folder: str | Path = ".") -> None:
         i18n.activate(None, None)           # the kernel's locale (the grader's messages follow it too)
     modules = modules_in(Path(folder))
     suite = "all" if test_id.startswith("hidden::") or hidden_suites_here() else "public"
-    score = _grade(modules, suite)
+    score = _grade(topic, modules, suite)
     tests = {t["id"]: t for x in score.get("topics", []) if x["id"] == topic for t in x["tests"]}
     test = tests.get(test_id)
     if test is None:

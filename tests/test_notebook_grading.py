@@ -1,6 +1,7 @@
 """grade_cell, the call in every test cell of the nbgrader notebooks, without nbgrader (the
-round trip with real nbgrader is in tests/test_nbgrader.py, run by `make sweep`): the
-notebooks of one submission share one grading, through a folder only the user may write."""
+round trip with real nbgrader is in tests/test_nbgrader.py, run by `make sweep`): a topic
+is graded once for the same code, and kernels that come after read that grading from a
+folder only the user may write."""
 
 from __future__ import annotations
 
@@ -47,15 +48,16 @@ def course_folder(tmp_path, monkeypatch):
     return folder, system_tmp, gradings
 
 
-def test_the_notebooks_of_one_submission_share_one_grading(course_folder, capsys):
+def test_a_topic_is_graded_once_for_its_code_whatever_the_kernel(course_folder, capsys):
     folder, system_tmp, gradings = course_folder
     notebook.grade_cell("bptt", "public::test_rnn_step_forward_fixed_vector", folder)
-    notebook.grade_cell("bleu", "public::test_ngram_counts_fixed", folder)
-    assert len(gradings) == 1, "two notebooks of one kernel graded twice"
-    notebook._results.clear()                           # the next notebook's kernel
-    notebook.grade_cell("attention", "hidden::" + next(
-        t.test for t in UNIT.rubric.topic("attention").tests if t.visibility == "hidden"), folder)
-    assert len(gradings) == 1, "the next kernel graded again instead of reading the shared grading"
+    notebook.grade_cell("bptt", "public::test_rnn_forward_shapes_and_first_step", folder)
+    assert len(gradings) == 1, "two cells of one topic graded twice"
+    notebook._results.clear()                           # another kernel: nbgrader autograde --force
+    hidden = next(t.test for t in UNIT.rubric.topic("bptt").tests if t.visibility == "hidden")
+    notebook.grade_cell("bptt", f"hidden::{hidden}", folder)
+    assert len(gradings) == 1, "the next kernel graded again instead of reading the kept grading"
+    assert gradings[0][gradings[0].index("--topic") + 1] == "bptt"
     assert capsys.readouterr().out.count("passed (") == 3
     shared = system_tmp / f"autograder-notebooks-{os.getuid()}"
     assert len(list(shared.glob("*.json"))) == 1
@@ -63,7 +65,6 @@ def test_the_notebooks_of_one_submission_share_one_grading(course_folder, capsys
     # Other code is graded again, not served the reference's result.
     text = (folder / "bleu.ipynb").read_text()
     (folder / "bleu.ipynb").write_text(text.replace("def brevity_penalty(", "def brevity_penalty_gone(", 1))
-    notebook._results.clear()
     with pytest.raises(notebook.GradeCellFailed):
         notebook.grade_cell("bleu", next(f"{t.visibility}::{t.test}" for t in
                                          UNIT.rubric.topic("bleu").tests if "brevity" in t.test), folder)
