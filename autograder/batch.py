@@ -173,6 +173,8 @@ def cmd_batch(args) -> int:
             elif not getattr(args, "force", False) and (row := previous_row(unit, entry, args, version)):
                 rows[i] = row
             else:
+                if not entry.source.is_dir():
+                    keep_unpacked(entry, args.out / entry.name / UNPACKED)
                 tasks.put((i, entry, plan.get(entry.name)))
                 continue
             progress.tick(rows[i])
@@ -211,6 +213,17 @@ def cmd_batch(args) -> int:
         class_report.write(args.out, unit, done, version)
     print(f"{len(done)} submission(s) -> {args.out / name}")
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
+
+
+UNPACKED = "unpacked"       # an archive's module files, kept beside its reports
+
+
+def keep_unpacked(entry, folder: Path) -> None:
+    """Grade an archive's module files from beside its reports, where they stay after the
+    run: the evidence file's command then replays the grading as written."""
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(entry.folder, folder)
+    entry.folder = folder
 
 
 def _blank_row(name: str) -> dict:

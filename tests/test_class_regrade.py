@@ -344,3 +344,12 @@ def test_the_roster_of_the_regrade_workflow_is_read_strictly(tmp_path):
     roster.write_text("one/rnn-alice\ntwo/rnn-alice\n")              # their folders would clash
     with pytest.raises(SystemExit, match="share a name"):
         fetch_class.read_roster(roster)
+
+
+def test_an_archive_is_graded_from_files_kept_beside_its_reports(regraded):
+    out = regraded["out"]
+    kept = out / "ivan" / "unpacked"
+    assert sorted(p.name for p in kept.iterdir()) == sorted(p.name for p in SOLUTIONS.glob("*.py"))
+    evidence = (out / "ivan" / "evidence.yaml").read_text()
+    command = evidence.split("commands:", 1)[1].split("\n- ", 2)[1]
+    assert " unpacked " in f" {command} " and "--seed" in command, command   # replays from the kept files
