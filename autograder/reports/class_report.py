@@ -93,6 +93,8 @@ def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSumm
             continue
         seen = set()
         for topic in score.get("topics", []):
+            if topic.get("status") != "graded":      # not written, missing, or not importable: no misconception
+                continue
             for test in topic.get("tests", []):
                 # What is not written yet is not a misunderstanding: stubs are left out.
                 if test.get("outcome") == "passed" or test.get("kind") == "not_implemented":
@@ -130,54 +132,62 @@ def _bar(counts: list[int]) -> str:
     return "".join(blocks[round(8 * c / top)] if c else "·" for c in counts)
 
 
+@dataclass
+class Section:
+    """One section of the report, as both formats show it: a table, or a sentence when empty."""
+    heading: str
+    columns: list[str]
+    rows: list[list[str]]
+    when_empty: str
+    intro: str = ""
+    numeric: frozenset = frozenset()        # columns aligned right
+    code: frozenset = frozenset()           # columns shown as code (the histogram bars)
+
+
+def sections(s: ClassSummary) -> list[Section]:
+    topics = [[t.id, f"{t.possible:g}", str(len(t.scores)), str(sum(v >= t.possible for v in t.scores)),
+               str(sum(v == 0 for v in t.scores)), _stats(t.scores), _bar(t.histogram())] for t in s.topics]
+    return [
+        Section("Score distribution per topic",
+                ["topic", "points", "graded", "full marks", "zero", "statistics", "0 → full (tenths)"], topics,
+                "No topic.", numeric=frozenset({1, 2, 3, 4}), code=frozenset({6})),
+        Section("Most frequent failing tests", ["test", "students"], [[k, str(n)] for k, n in s.failing],
+                "No test failed.", numeric=frozenset({1})),
+        Section("Misconceptions named across the class", ["topic", "misconception", "students"],
+                [[t, w, str(n)] for t, w, n in s.misconceptions], "None named.",
+                intro="What the failing tests told students was wrong (a diagnosis, or the misconception hint of a "
+                      "wrong value), counted once per student; the commonest few of each topic.",
+                numeric=frozenset({2})),
+        Section("Submissions that were not graded", ["submission", "status", "detail"],
+                [list(row) for row in s.not_graded], "Every submission was graded."),
+        Section("Tampered submissions", ["submission", "protected files changed"], [list(row) for row in s.tampered],
+                "None: no protected file differs from the release (checked where a submission holds the "
+                "repository)."),
+    ]
+
+
+def _summary_lines(s: ClassSummary) -> list[str]:
+    return [f"{s.submissions} submission(s): {len(s.totals)} graded, {len(s.not_graded)} not graded, "
+            f"{len(s.tampered)} tampered. Grader {s.grader_version}.",
+            f"Total (percent): {_stats(s.totals)}."]
+
+
 def render_md(s: ClassSummary) -> str:
-    graded = len(s.totals)
-    lines = [f"# Class report: {markdown(s.assignment)}", "",
-             f"{s.submissions} submission(s): {graded} graded, {len(s.not_graded)} not graded, "
-             f"{len(s.tampered)} tampered. Grader {markdown(s.grader_version)}.", "",
-             f"Total (percent): {_stats(s.totals)}.", "", "![score distribution per topic](class.png)", "",
-             "## Score distribution per topic", "",
-             "| topic | points | graded | full marks | zero | statistics | 0 → full (tenths) |",
-             "|---|---:|---:|---:|---:|---|---|"]
-    for t in s.topics:
-        full = sum(v >= t.possible for v in t.scores)
-        zero = sum(v == 0 for v in t.scores)
-        lines.append(f"| {markdown(t.id)} | {t.possible:g} | {len(t.scores)} | {full} | {zero} | {_stats(t.scores)} "
-                     f"| `{_bar(t.histogram())}` |")
-    lines += ["", "## Most frequent failing tests", ""]
-    if s.failing:
-        lines += ["| test | students |", "|---|---:|"] + [f"| {markdown(k)} | {n} |" for k, n in s.failing]
-    else:
-        lines.append("No test failed.")
-    lines += ["", "## Misconceptions named across the class", "",
-              "What the failing tests told students was wrong (a diagnosis, or the misconception hint of a wrong "
-              "value), counted once per student; the commonest few of each topic.", ""]
-    if s.misconceptions:
-        lines += ["| topic | misconception | students |", "|---|---|---:|"]
-        lines += [f"| {markdown(t)} | {markdown(w)} | {n} |" for t, w, n in s.misconceptions]
-    else:
-        lines.append("None named.")
-    lines += ["", "## Submissions that were not graded", ""]
-    if s.not_graded:
-        lines += ["| submission | status | detail |", "|---|---|---|"]
-        lines += [f"| {markdown(n)} | {markdown(st)} | {markdown(d, 300)} |" for n, st, d in s.not_graded]
-    else:
-        lines.append("Every submission was graded.")
-    lines += ["", "## Tampered submissions", ""]
-    if s.tampered:
-        lines += ["| submission | protected files changed |", "|---|---|"]
-        lines += [f"| {markdown(n)} | {markdown(f, 300)} |" for n, f in s.tampered]
-    else:
-        lines.append("None: no protected file differs from the release (checked where a submission "
-                     "holds the repository).")
-    return "\n".join(lines) + "\n"
-
-
-def _table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
-    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td class=\"{'n' if i in numeric else ''}\">{html.escape(c)}</td>"
-                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    lines = [f"# Class report: {markdown(s.assignment)}", ""]
+    lines += [line for text in _summary_lines(s) for line in (markdown(text), "")]
+    lines += ["![score distribution per topic](class.png)", ""]
+    for sec in sections(s):
+        lines += [f"## {sec.heading}", ""] + ([sec.intro, ""] if sec.intro else [])
+        if not sec.rows:
+            lines += [sec.when_empty, ""]
+            continue
+        lines.append("| " + " | ".join(sec.columns) + " |")
+        lines.append("|" + "|".join("---:" if i in sec.numeric else "---" for i in range(len(sec.columns))) + "|")
+        for row in sec.rows:
+            cells = [f"`{c}`" if i in sec.code else markdown(c, 300) for i, c in enumerate(row)]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
@@ -187,35 +197,25 @@ STYLE = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto
 
 
 def render_html(s: ClassSummary) -> str:
-    graded = len(s.totals)
-    parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-             f"<title>Class report: {html.escape(s.assignment)}</title><style>{STYLE}</style></head><body>",
-             f"<h1>Class report: {html.escape(s.assignment)}</h1>",
-             f"<p>{s.submissions} submission(s): {graded} graded, {len(s.not_graded)} not graded, "
-             f"{len(s.tampered)} tampered. Grader {html.escape(s.grader_version)}.</p>",
-             f"<p>Total (percent): {html.escape(_stats(s.totals))}.</p>",
-             "<img src=\"class.png\" alt=\"score distribution per topic\">",
-             "<h2>Score distribution per topic</h2>",
-             _table(["topic", "points", "graded", "full marks", "zero", "statistics", "0 → full (tenths)"],
-                    [[t.id, f"{t.possible:g}", str(len(t.scores)), str(sum(v >= t.possible for v in t.scores)),
-                      str(sum(v == 0 for v in t.scores)), _stats(t.scores), _bar(t.histogram())] for t in s.topics],
-                    {1, 2, 3, 4}),
-             "<h2>Most frequent failing tests</h2>",
-             _table(["test", "students"], [[k, str(n)] for k, n in s.failing], {1}) if s.failing
-             else "<p>No test failed.</p>",
-             "<h2>Misconceptions named across the class</h2>",
-             "<p>What the failing tests told students was wrong (a diagnosis, or the misconception hint of a wrong "
-             "value), counted once per student; the commonest few of each topic.</p>",
-             _table(["topic", "misconception", "students"], [[t, w, str(n)] for t, w, n in s.misconceptions], {2})
-             if s.misconceptions else "<p>None named.</p>",
-             "<h2>Submissions that were not graded</h2>",
-             _table(["submission", "status", "detail"], [[n, st, one_line(d, 300)] for n, st, d in s.not_graded])
-             if s.not_graded else "<p>Every submission was graded.</p>",
-             "<h2>Tampered submissions</h2>",
-             _table(["submission", "protected files changed"], [[n, one_line(f, 300)] for n, f in s.tampered])
-             if s.tampered else "<p>None: no protected file differs from the release (checked where a submission "
-                                "holds the repository).</p>",
-             "</body></html>"]
+    title = html.escape(f"Class report: {s.assignment}")
+    parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
+             f"<style>{STYLE}</style></head><body>", f"<h1>{title}</h1>"]
+    parts += [f"<p>{html.escape(text)}</p>" for text in _summary_lines(s)]
+    parts.append("<img src=\"class.png\" alt=\"score distribution per topic\">")
+    for sec in sections(s):
+        parts.append(f"<h2>{html.escape(sec.heading)}</h2>")
+        if sec.intro:
+            parts.append(f"<p>{html.escape(sec.intro)}</p>")
+        if not sec.rows:
+            parts.append(f"<p>{html.escape(sec.when_empty)}</p>")
+            continue
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in sec.columns)
+        body = "".join("<tr>" + "".join(
+            f"<td class=\"n\">{html.escape(c)}</td>" if i in sec.numeric else
+            f"<td><code>{html.escape(c)}</code></td>" if i in sec.code else f"<td>{html.escape(one_line(c, 300))}</td>"
+            for i, c in enumerate(row)) + "</tr>" for row in sec.rows)
+        parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
