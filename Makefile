@@ -22,7 +22,7 @@ help:
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
 	@echo "make bench    time and measure a grading run"
-	@echo "make release  write dist/student/ (the student repository) and dist/grader-bundle/"
+	@echo "make release  write dist/student/ (the student repository), dist/grader-bundle/ and dist/gradescope.zip"
 
 # The venv is rebuilt when it is missing, broken (its Python is gone), or older than
 # pyproject.toml; each stamp records one install of the package with a set of extras.

@@ -70,7 +70,7 @@ def _from_folder(path: Path, modules: set[str]) -> Entry:
     if why:
         return Entry(name, path, None, "not_a_submission", why)
     if folder is None:
-        return Entry(name, path, None, "missing", f"no module file ({', '.join(sorted(modules))[:120]}.py) in {name}/")
+        return Entry(name, path, None, "missing", f"no module file ({', '.join(f'{m}.py' for m in sorted(modules))[:160]}) in {name}/")
     shown = f"{name}/{folder}" if str(folder) != "." else name
     return Entry(name, path, path / folder, "ok", shown_as=shown)
 

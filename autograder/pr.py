@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 from autograder import assignment, reports
-from autograder.isolation.sandbox import copy_submission, read_regular
 from autograder.reports import markdown
 
 COMMENT_MARKER = "<!-- autograder:score -->"
@@ -49,6 +48,7 @@ def write_manifest(root: Path, files) -> str:
 
 def tampered_files(checkout: Path, manifest: dict[str, str]) -> list[str]:
     """Protected files that are missing, not regular, or differ from the instructor's hash."""
+    from autograder.isolation.sandbox import read_regular
     changed = []
     for name, digest in sorted(manifest.items()):
         data = read_regular(Path(checkout) / name, MAX_PROTECTED_BYTES)
@@ -73,6 +73,7 @@ def _append(path: str | None, text: str) -> None:
 def cmd_pr(args) -> int:
     from autograder.cli import EXIT_BELOW, EXIT_OK, grade_and_report
     from autograder.grading.run import Options
+    from autograder.isolation.sandbox import copy_submission
 
     started = time.perf_counter()
     unit = assignment.load(args.assignment)
