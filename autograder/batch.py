@@ -313,16 +313,18 @@ def tamper_flags(entry, manifest: dict[str, str], stubs: str) -> str:
 def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int, version: str = "") -> str:
     """class.csv: one row per entry in the order of their names (so that merged shards give
     the same file as one run), the topics in rubric order (score, then status)."""
+    from autograder.reports.class_report import in_class_order
+
     fields = ["submission", "earned", "possible", "status", "seed", "grader_version", "tampered"]
     for t in unit.topics:
-        if any(t.id in r for r in rows):
+        if any(r.get(t.id, "") != "" for r in rows):
             fields += [t.id, f"{t.id}_status"]
     fields.append("detail")
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
-    cells = [{key: csv_cell(v) for key, v in dict(r, grader_version=version).items()} for r in rows]
-    writer.writerows(sorted(cells, key=lambda r: r["submission"]))
+    writer.writerows([{key: csv_cell(v) for key, v in dict(r, grader_version=version).items()}
+                      for r in in_class_order(rows)])
     name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
     reports.atomic_write(out / name, buf.getvalue())
     return name

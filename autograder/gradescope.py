@@ -17,14 +17,12 @@ import time
 from pathlib import Path
 
 from autograder import assignment, intake
+from autograder.reports import gradescope as results_format
 from autograder.reports.files import atomic_write
-from autograder.reports.text import markdown
 
 
 def _explain(results: Path, why: str) -> None:
-    atomic_write(results / "results.json", json.dumps(
-        {"score": 0.0, "execution_time": 0, "output": markdown(why, 2000), "output_format": "md",
-         "stdout_visibility": "hidden", "visibility": "visible", "tests": []}, indent=2) + "\n")
+    atomic_write(results / "results.json", json.dumps(results_format.without_grading(why), indent=2) + "\n")
 
 
 def cmd_gradescope(args) -> int:

@@ -123,7 +123,7 @@ def _from_archive(path: Path, modules: set[str], scratch: Path) -> Entry:
 
 
 def find(root: Path, modules: set[str], scratch: Path) -> list[Entry]:
-    """Every entry of `root`, in the order of the names the class file shows, as a submission or as the reason it is not one.
+    """Every entry of `root`, in name order, as a submission or as the reason it is not one.
     Archives are unpacked (module files only) below `scratch`."""
     entries = []
     for path in sorted(Path(root).iterdir(), key=lambda p: p.name):
@@ -142,7 +142,7 @@ def find(root: Path, modules: set[str], scratch: Path) -> list[Entry]:
     for e in entries:
         if seen[e.name] > 1:
             e.name = e.source.name
-    return sorted(entries, key=lambda e: e.name)      # the class file's order, whatever the shards
+    return entries
 
 
 def from_upload(folder: Path, modules: set[str]) -> Entry:

@@ -64,7 +64,7 @@ def cmd_merge(args) -> int:
         for row in shard_rows:
             versions.add(row.pop("grader_version", ""))
             row["submission"] = unescaped(row["submission"])
-            rows.append({key: value for key, value in row.items() if value != "" or key in ("earned", "possible")})
+            rows.append(row)
         if path.parent.resolve() != out.resolve():
             for entry in path.parent.iterdir():
                 if entry.is_dir() and not entry.is_symlink():
@@ -74,7 +74,6 @@ def cmd_merge(args) -> int:
         raise GraderError(f"the shards were graded by different grader versions ({', '.join(sorted(versions))}): "
                           "regrade them with one")
     version = versions.pop() if versions else ""
-    rows.sort(key=lambda r: r["submission"])
     name = write_class_csv(out, unit, rows, 1, 1, version)
     class_report.write(out, unit, rows, version)
     print(f"{len(rows)} submission(s) from {n} shard(s) -> {out / name}")

@@ -87,9 +87,9 @@ _results: dict[str, dict] = {}     # digest of what was graded -> score.json
 
 
 def _shared_results() -> Path | None:
-    """A folder only this user may write, where the kernels of one submission's notebooks
-    (nbgrader runs each in its own) find the grading the first of them did. None when it
-    cannot be had safely: then each notebook grades for itself."""
+    """A folder only this user may write, where a kernel finds a grading an earlier kernel
+    did of the same code (nbgrader runs each notebook in its own). None when it cannot be
+    had safely: then each kernel grades for itself."""
     folder = Path(tempfile.gettempdir()) / f"autograder-notebooks-{os.getuid()}"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
@@ -109,11 +109,7 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
     One topic per grading, not the whole submission: `nbgrader autograde` writes each
     notebook into the autograded folder just before it runs it, so the kernels of one
     submission see different sets of answer cells and could not share a grading of all."""
-    from autograder import assignment
-    from autograder.version import grader_version
-
-    key = json.dumps([grader_version(assignment.load().path), topic, suite, i18n.current_language(),
-                      sorted(modules.items())])
+    key = json.dumps([_grader_version(), topic, suite, i18n.current_language(), sorted(modules.items())])
     digest = hashlib.sha256(key.encode()).hexdigest()
     if digest in _results:
         return _results[digest]
@@ -148,6 +144,15 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
             os.replace(partial, cached)
         _results[digest] = json.loads(text)
     return _results[digest]
+
+
+@lru_cache(maxsize=1)
+def _grader_version() -> str:
+    """The installed grader's version, read once per kernel (test cells call grade_cell often)."""
+    from autograder import assignment
+    from autograder.version import grader_version
+
+    return grader_version(assignment.load().path)
 
 
 @lru_cache(maxsize=1)

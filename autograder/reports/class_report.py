@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.reports.files import atomic_write
-from autograder.reports.text import markdown, one_line
+from autograder.reports.text import csv_cell, markdown, one_line
 
 FILES = ("class.md", "class.html", "class.png")
 NOT_GRADED = ("missing", "not_a_submission", "grader_error", "timeout")
@@ -34,10 +34,8 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(\.\d+)?(e[-+]?\d+)?(?![\w.])", re.IGNO
 @dataclass
 class TopicStats:
     id: str
-    title: str
     possible: float
     scores: list[float] = field(default_factory=list)       # one per graded submission
-    statuses: Counter = field(default_factory=Counter)
 
     def histogram(self) -> list[int]:
         counts = [0] * BINS
@@ -71,10 +69,10 @@ def _misconception(test: dict) -> str | None:
 
 
 def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSummary:
-    topics = [TopicStats(t.id, unit.rubric.topic(t.id).title, unit.rubric.topic(t.id).points) for t in unit.topics]
+    topics = [TopicStats(t.id, unit.rubric.topic(t.id).points) for t in unit.topics]
     failing, named = Counter(), Counter()
     totals, not_graded, tampered = [], [], []
-    for row in rows:
+    for row in in_class_order(rows):
         name = row["submission"]
         if row.get("tampered"):
             tampered.append((name, row["tampered"]))
@@ -86,7 +84,6 @@ def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSumm
         for t in topics:
             if row.get(t.id, "") != "":
                 t.scores.append(float(row[t.id]))
-                t.statuses[row.get(f"{t.id}_status", "")] += 1
         try:
             score = json.loads((Path(out) / name / "score.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -104,19 +101,21 @@ def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSumm
                 if what and (topic["id"], what) not in seen:      # once per student
                     seen.add((topic["id"], what))
                     named[topic["id"], what] += 1
-    def most_common(counter: Counter) -> list:      # ties in name order: the same report from shards
-        return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
-
-
-    order = {t.id: i for i, t in enumerate(topics)}
-    per_topic = sorted(named.items(), key=lambda kv: (order.get(kv[0][0], len(order)), -kv[1], kv[0][1]))
-    shown, count = [], Counter()
-    for (topic, what), n in per_topic:
-        count[topic] += 1
-        if count[topic] <= TOP_PER_TOPIC:
-            shown.append((topic, what, n))
-    return ClassSummary(unit.name, version, len(rows), topics, totals, most_common(failing), shown,
+    shown = [(t.id, what, n) for t in topics
+             for what, n in _commonest(Counter({w: n for (tid, w), n in named.items() if tid == t.id}), TOP_PER_TOPIC)]
+    return ClassSummary(unit.name, version, len(rows), topics, totals, _commonest(failing, TOP), shown,
                         not_graded, tampered)
+
+
+def _commonest(counter: Counter, top: int) -> list:
+    """The `top` commonest entries, ties in name order (the same report whatever the row order)."""
+    return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+
+
+def in_class_order(rows: list[dict]) -> list[dict]:
+    """The rows of a class in the order class.csv shows them: by the submission's cell, so
+    that one run and merged shards give the same files."""
+    return sorted(rows, key=lambda r: csv_cell(r["submission"]))
 
 
 def _stats(values: list[float]) -> str:

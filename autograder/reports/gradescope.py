@@ -41,5 +41,11 @@ def document(result: GradeResult) -> dict:
             "tests": tests}
 
 
+def without_grading(why: str) -> dict:
+    """The results.json of a submission that was not graded: score 0 and the reason."""
+    return {"score": 0.0, "execution_time": 0, "output": markdown(why, 2000), "output_format": "md",
+            "stdout_visibility": "hidden", "visibility": "visible", "tests": []}
+
+
 def render(result: GradeResult) -> str:
     return json.dumps(document(result), indent=2) + "\n"
