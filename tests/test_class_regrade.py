@@ -47,18 +47,29 @@ def _module(topic: str) -> str:
     return f"{UNIT.topic(topic).module}.py"
 
 
+def _mutated(topic: str, mutant: dict) -> str:
+    """The reference module of `topic` with the mutant's edits."""
+    text = (SOLUTIONS / _module(topic)).read_text()
+    for old, new in mutant["replace"]:
+        assert old in text, (mutant["name"], old)
+        text = text.replace(old, new)
+    return text
+
+
 def _contents(scratch: Path) -> dict[str, Path]:
-    """content key -> a folder of module files."""
+    """content key -> a folder of module files. Only the reference is finished everywhere:
+    the other contents leave the topics they are not about as stubs, which grade in
+    moments, so that the class costs what its shapes need (a full grading runs the lab)."""
     contents = {"reference": SOLUTIONS, "stubs": STUBS}
-    for topic, mutant in MUTANTS:
+    for topic, mutant in MUTANTS:          # the topic's module finished, with the mutant's mistake
         contents[f"mutant-{mutant['name']}"] = make_submission(
-            scratch / mutant["name"], replace={_module(topic): [tuple(e) for e in mutant["replace"]]})
+            scratch / mutant["name"], base=STUBS, files={_module(topic): _mutated(topic, mutant)})
     partial = make_submission(scratch / "partial", base=STUBS)
     for module in ("bptt.py", "attention.py"):
         shutil.copyfile(SOLUTIONS / module, partial / module)
     contents["partial"] = partial
-    contents["syntax"] = make_submission(scratch / "syntax", files={"bptt.py": "def rnn_step_forward(:\n"})
-    contents["hostile"] = make_submission(scratch / "hostile", files={"attention.py": HOSTILE})
+    contents["syntax"] = make_submission(scratch / "syntax", base=partial, files={"bptt.py": "def rnn_step_forward(:\n"})
+    contents["hostile"] = make_submission(scratch / "hostile", base=partial, files={"attention.py": HOSTILE})
     contents["hang"] = make_submission(scratch / "hang", files={f"{t.module}.py": HANG for t in UNIT.topics})
     return contents
 
@@ -100,12 +111,12 @@ def generated_class(root: Path, scratch: Path, student_release: Path) -> dict[st
         key[name] = content
 
     folder("alice", "reference")
-    folder("george", "reference", nested="rnn_prehistory")
+    folder("george", "partial", nested="rnn_prehistory")
     _zip(root / "ivan.zip", c["reference"], inside="ivan/")
-    _tar(root / "jane.tar.gz", c["reference"])
-    _tar(root / "jim.tgz", c["reference"], inside="hw/")
-    _tar(root / "joan.tar", c["reference"], mode="w")
-    key.update({"ivan": "reference", "jane": "reference", "jim": "reference", "joan": "reference"})
+    _tar(root / "jane.tar.gz", c["partial"])
+    _tar(root / "jim.tgz", c["stubs"], inside="hw/")
+    _tar(root / "joan.tar", c["partial"], mode="w")
+    key.update({"ivan": "reference", "jane": "partial", "jim": "stubs", "joan": "partial"})
     _clone(root / "helen", student_release, c["reference"])
     key["helen"] = "reference"
     tom = _clone(root / "tom", student_release, c["reference"])       # edits a public test: tampered
@@ -302,7 +313,8 @@ def test_gradescope_run_autograder_writes_results_that_follow_the_specification(
     import jsonschema
 
     topic, mutant = MUTANTS[0]
-    sub = make_submission(tmp_path / "mutant", replace={_module(topic): [tuple(e) for e in mutant["replace"]]})
+    sub = make_submission(tmp_path / "mutant", base=STUBS, files={_module(topic): _mutated(topic, mutant)})
+
     def repository(upload: Path) -> None:          # Gradescope's GitHub upload: the repository at the top
         _clone(upload / "repo", dist / "student", sub)
         for p in (upload / "repo").iterdir():

@@ -98,6 +98,13 @@ def test_clip_grad_norm_scales_all_arrays_by_one_factor(fault_injection):
         _("clip_grad_norm returns a new dict and leaves its input alone")
 
 
+def _each(function, arg_lists) -> list:
+    """[function(*args) for args in arg_lists]. The grader's stand-in for your module offers
+    `function.map`, which makes all the calls in one exchange with the process running your code."""
+    many = getattr(function, "map", None)
+    return many(arg_lists) if many is not None else [function(*args) for args in arg_lists]
+
+
 def _bptt_is_right(bptt) -> bool:
     """bptt.rnn_backward's dWx, dWh, db against central differences of bptt.rnn_forward (the
     loss sum(R * h), batches of two and of one), and bptt.numerical_gradient on a cubic."""
@@ -109,14 +116,14 @@ def _bptt_is_right(bptt) -> bool:
             _h, cache = bptt.rnn_forward(x, h0, *params)
             grads = bptt.rnn_backward(R.copy(), cache)[2:]
             for k, (p, g) in enumerate(zip(params, grads)):
-                numeric = np.zeros_like(p)
+                probes = []                  # for each entry of p: the parameters with it at +h, then at -h
                 for i in np.ndindex(p.shape):
-                    losses = []
                     for step in (1e-6, -1e-6):
                         probe = [q.copy() for q in params]
                         probe[k][i] += step
-                        losses.append(float(np.sum(R * bptt.rnn_forward(x, h0, *probe)[0])))
-                    numeric[i] = (losses[0] - losses[1]) / 2e-6
+                        probes.append((x, h0, *probe))
+                losses = [float(np.sum(R * out[0])) for out in _each(bptt.rnn_forward, probes)]
+                numeric = ((np.array(losses[0::2]) - np.array(losses[1::2])) / 2e-6).reshape(p.shape)
                 if not np.allclose(g, numeric, rtol=1e-5, atol=1e-7):
                     return False
         cubic = CubicForm(np.array([1.0, -2.0]), np.array([[0.5], [1.5]]))
