@@ -260,3 +260,16 @@ def test_sanitised_command_and_environment_hold_no_machine_paths(tmp_path):
 def test_the_figure_restates_the_labs_settings():
     """fault_figure.py ships to students (public-only runs draw it), lab/fault_lab.py does not."""
     assert (fault_figure.TAU, fault_figure.T_STEPS) == (fault_lab.TAU, fault_lab.T_STEPS)
+
+
+def test_the_figure_is_drawn_without_matplotlib():
+    """The figure is drawn with Pillow (raster.py): importing matplotlib and drawing with it
+    cost more CPU than the rest of a grading. A drawing that pulls matplotlib in again fails here."""
+    code = ("import sys; from autograder.units.rnn_prehistory import fault_figure; "
+            "from autograder.units.rnn_prehistory.lab.record import LabRecord; "
+            "png = fault_figure.render_fault_plot(LabRecord(seed=7, returned={'bptt_rel_error': 1e-10})); "
+            "assert png[:8] == b'\\x89PNG\\r\\n\\x1a\\n'; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout

@@ -9,7 +9,7 @@ extras; from it:
     write_fault_plot(out_dir, record) -> Path | None
 
 `signals` maps the seven metric keys to whether the grading confirmed them. The figure
-(one panel per signal) is drawn by fault_figure.py, in a child process (`Plotter`).
+(one panel per signal) is drawn by fault_figure.py.
 
 The evidence file is seed 000's `learn-llm.evidence.v1` learner template (TEMPLATE below,
 copied verbatim from the "Evidence" section of that page) with every placeholder replaced
@@ -219,98 +219,22 @@ def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
     return path
 
 
-class Plotter:
-    """Draws the figures in a child process started before the first grading, so that
-    importing matplotlib (~0.8 s of CPU) overlaps grading instead of following it; a
-    batch job keeps one for all its submissions.
-
-    `start(lab)` sends one JSON line (the lab's plain data) and returns at once; `finish()`
-    reads the answer line: the PNG (base64), or an error.
-    """
-
-    def __init__(self):
-        import subprocess
-        import sys
-
-        self._proc = subprocess.Popen([sys.executable, "-m", "autograder.units.rnn_prehistory.artefacts"],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                      text=True)
-        self._pending = False
-
-    def start(self, lab: LabRecord) -> None:
-        import json
-
-        if self._pending:               # a figure nobody collected (its grading failed)
-            self._answer()
-        self._proc.stdin.write(json.dumps(lab.to_plain()) + "\n")
-        self._proc.stdin.flush()
-        self._pending = True
-
-    def finish(self) -> bytes | None:
-        """The PNG of the last `start`, or None when there was nothing to draw."""
-        import base64
-
-        answer = self._answer()
-        if "error" in answer:
-            raise RuntimeError(f"drawing {PLOT_FILE} failed: {answer['error'][-2000:]}")
-        return base64.b64decode(answer["png"]) if answer.get("png") else None
-
-    def _answer(self) -> dict:
-        import json
-
-        self._pending = False
-        try:
-            answer = json.loads(self._proc.stdout.readline() or "null")
-        except (OSError, ValueError) as exc:
-            return {"error": f"{type(exc).__name__}: {exc}"}
-        return answer if isinstance(answer, dict) else {"error": f"the renderer stopped (exit {self._proc.poll()})"}
-
-    def close(self) -> None:
-        if self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait()
-        for pipe in (self._proc.stdin, self._proc.stdout):
-            try:
-                pipe.close()
-            except OSError:
-                pass
-
-
 class Artefacts:
-    """The engine's hook: started before grading, told when the lab's topic is over (the
-    figure is then drawn while the other topics are graded), asked to write after grading."""
+    """The engine's hook: asked to write after each grading (it holds nothing between them)."""
 
     FILES = (EVIDENCE_FILE, PLOT_FILE)
-    FIRST_TOPICS = (TOPIC,)
 
     def __init__(self, unit, topics: list[str], suite: str):
-        # The figure needs the lab's data; start its renderer only when it can come.
-        self.plotter = Plotter() if TOPIC in topics else None
-        self._started = False
-
-    def topic_done(self, topic: str, extras: dict) -> None:
-        if topic == TOPIC and self.plotter is not None and lab_record.EXTRAS_KEY in extras:
-            self.plotter.start(lab_record.of(extras))
-            self._started = True
+        pass
 
     def write(self, out_dir: Path, result, submission: Path, command: str) -> list[tuple[Path, str | None]]:
         """(path, caption for score.md or None) of every file written."""
-        started, self._started = self._started, False
         if lab_record.EXTRAS_KEY not in result.extras:
             return []
         lab = lab_record.of(result.extras)
         written = [(write_evidence(out_dir, lab, result.signals, submission, command, result.seed), None)]
         try:
-            if self.plotter is None:
-                figure = write_fault_plot(out_dir, lab)
-            else:
-                if not started:
-                    self.plotter.start(lab)
-                png = self.plotter.finish()
-                figure = None
-                if png is not None:
-                    figure = Path(out_dir) / PLOT_FILE
-                    atomic_write(figure, png)
+            figure = write_fault_plot(out_dir, lab)
         except Exception as exc:  # noqa: BLE001 - a missing figure must not cost the score report
             print(f"autograder: warning: no figure: {exc}", file=sys.stderr)
             figure = None
@@ -319,27 +243,4 @@ class Artefacts:
         return written
 
     def close(self) -> None:
-        if self.plotter is not None:
-            self.plotter.close()
-
-
-def _plot_main() -> None:
-    import base64
-    import json
-    import sys
-    import traceback
-
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401  (the slow import, done first)
-    from matplotlib.figure import Figure  # noqa: F401
-
-    for line in sys.stdin:
-        try:
-            png = render_fault_plot(LabRecord.from_plain(json.loads(line)))
-            answer = {"png": base64.b64encode(png).decode() if png else None}
-        except Exception:  # noqa: BLE001 - reported to the grader, which carries on without a figure
-            answer = {"error": traceback.format_exc()}
-        print(json.dumps(answer), flush=True)
-
-
-if __name__ == "__main__":
-    _plot_main()
+        pass

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from autograder.units.rnn_prehistory.lab.record import LabRecord
+from autograder.units.rnn_prehistory.raster import Figure, nice_ticks
 
 PLOT_SIZE_IN, PLOT_DPI = (16.0, 8.8), 100      # 1600 x 880 pixels
 # The lab's settings, restated: lab/fault_lab.py is not shipped to students, this module is
@@ -62,7 +63,7 @@ def _floats(values) -> np.ndarray:
 
 def _positive(values, top: float = 1e200) -> np.ndarray:
     """Values for a log axis: 0, negatives, inf, nan and values above `top` are not drawn
-    (matplotlib's log ticks overflow near the float64 limit)."""
+    (log ticks would overflow near the float64 limit)."""
     arr = _floats(values)
     arr[~(np.isfinite(arr) & (arr > 0) & (arr <= top))] = np.nan
     return arr
@@ -120,17 +121,12 @@ def _tick_text(v) -> str:
 
 
 def _fixed_ticks(ax, log: bool, subs=(1.0,), xticks: bool = True) -> None:
-    """A few fixed ticks inside the view, with plain-text labels ("1e-30": matplotlib's log
-    labels are mathtext, parsed with pyparsing, which costs more than drawing the rest),
-    and no minor ticks. Every tick is an object matplotlib builds and draws, and its
-    locators also make ticks outside the view: with eight panels, a large part of the time."""
-    from matplotlib.ticker import MaxNLocator, NullLocator
-
+    """A few ticks inside the view, with plain-text labels ("1e-30"), and no minor ticks."""
     def inside(values, lo, hi):
         return [float(v) for v in values if lo - 1e-9 * abs(lo) <= v <= hi + 1e-9 * abs(hi)]
 
     lo, hi = ax.get_xlim()
-    xs = inside(MaxNLocator(nbins=2, steps=[1, 2.5, 5, 10]).tick_values(lo, hi), lo, hi)
+    xs = inside(nice_ticks(lo, hi, 2, steps=(1, 2.5, 5, 10)), lo, hi)
     if xticks:
         ax.set_xticks(xs, [_tick_text(v) for v in xs])
     lo, hi = ax.get_ylim()
@@ -146,12 +142,10 @@ def _fixed_ticks(ax, log: bool, subs=(1.0,), xticks: bool = True) -> None:
             ys = sorted(inside([m * 10.0 ** e for e in range(a - 1, b + 1) for m in subs], lo, hi))
             labels = [f"{v:g}" for v in ys]
     else:
-        ys = inside(MaxNLocator(nbins=5).tick_values(lo, hi), lo, hi)
+        ys = inside(nice_ticks(lo, hi, 5), lo, hi)
         labels = [_tick_text(v) for v in ys]
     ax.set_yticks(ys, labels)
     ax.set_ylim(lo, hi)
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_minor_locator(NullLocator())
 
 
 class _Drawer:
@@ -166,8 +160,7 @@ class _Drawer:
                                     (f"{symbol} {signal}", 21, {"fontsize": 8.5, "fontweight": "bold"})):
             ax.annotate(text, xy=(0, 1), xycoords="axes fraction", xytext=(0, offset), textcoords="offset points",
                         color=MARK_COLOURS[mark], va="bottom", annotation_clip=False, **style)
-        # y given: matplotlib does not then measure every tick label to place the title (costly)
-        ax.set_title(f"{title}. {look_for}", fontsize=6.5, loc="left", color="0.15", pad=3, y=1.0)
+        ax.set_title(f"{title}. {look_for}", fontsize=6.5, color="0.15", pad=3)
         if log:
             ax.set_yscale("log")
         ax.grid(True, alpha=0.25)
@@ -215,11 +208,8 @@ class _Drawer:
         self.panel.notes.append(text)
 
     def finish(self, xlabel, ylabel, source_line="", subs=(1.0,), xticks=True, xmax=None):
-        self.ax.set_xlabel(xlabel + source_line, fontsize=7, va="top")
-        self.ax.set_ylabel(ylabel, fontsize=7, va="bottom")
-        # fixed places: matplotlib would otherwise measure every tick label to place them
-        self.ax.xaxis.set_label_coords(0.5, -0.085)
-        self.ax.yaxis.set_label_coords(-0.15, 0.5)
+        self.ax.set_xlabel(xlabel + source_line, fontsize=7)
+        self.ax.set_ylabel(ylabel, fontsize=7)
         if xmax is not None:       # the same range with or without curves
             self.ax.set_xlim(-0.03 * xmax, 1.03 * xmax)
         _fixed_ticks(self.ax, self.log, subs, xticks)
@@ -481,34 +471,23 @@ def _bptt(ax, lab):
 PANELS = (_products, _rho_below, _rho_above, _rho_one, _clip_loss, _clip_norm, _vanishing, _bptt)
 
 
-# Text is most of the drawing time; unhinted glyphs cost a third less.
-FAST_TEXT = {"text.hinting": "no_hinting"}
-
-
 def _key(fig) -> None:
     """One legend for all panels (the colours mean the same everywhere)."""
-    from matplotlib.lines import Line2D
-
-    star = {"marker": "*", "markersize": 11, "markeredgecolor": "black", "linestyle": "none"}
-    entries = [(Line2D([], [], color=TANH, linewidth=2.6), "tanh chain"),
-               (Line2D([], [], color=LINEAR, linestyle="--", linewidth=1.3), "linear chain (weight factor only)"),
-               (Line2D([], [], color="0.3", linestyle=":"), "1.5^k"),
-               (Line2D([], [], color=CLIP, linewidth=1.6), "with your clip_grad_norm (tau = 5)"),
-               (Line2D([], [], color=NOCLIP, linewidth=2.0), "no clipping"),
-               (Line2D([], [], color="0.35", linestyle="-."), "criterion threshold"),
-               (Line2D([], [], color="white", **star), "what your run_fault_injection returned (colour: its curve)")]
-    fig.legend(*zip(*entries), loc="upper left", bbox_to_anchor=(0.005, 0.968), ncol=len(entries), fontsize=7,
-               frameon=False, handlelength=2.2, columnspacing=1.6)
+    star = {"marker": "*", "markersize": 11, "color": "white", "markeredgecolor": "black"}
+    fig.legend([({"color": TANH, "linewidth": 2.6}, "tanh chain"),
+                ({"color": LINEAR, "linestyle": "--", "linewidth": 1.3}, "linear chain (weight factor only)"),
+                ({"color": "0.3", "linestyle": ":"}, "1.5^k"),
+                ({"color": CLIP, "linewidth": 1.6}, "with your clip_grad_norm (tau = 5)"),
+                ({"color": NOCLIP, "linewidth": 2.0}, "no clipping"),
+                ({"color": "0.35", "linestyle": "-."}, "criterion threshold"),
+                (star, "what your run_fault_injection returned (colour: its curve)")],
+               x=0.005, y=0.968, fontsize=7)
 
 
 def draw_fault_figure(lab: LabRecord):
     """(Figure, [Panel]): one panel per entry of PANELS, in a 2 x 4 grid."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(2, 4).ravel()
+    axes = fig.subplots(2, 4)
     panels = [draw(ax, lab) for draw, ax in zip(PANELS, axes)]
     seed = lab.seed if lab.seed is not None else "?"
     graded = {p.signal: p.mark for p in panels if p.mark != "not graded"}
@@ -529,7 +508,6 @@ def draw_fault_figure(lab: LabRecord):
         lines = "No lines: the grader runs the experiments with the hidden tests."
     fig.suptitle(f"Fault-injection lab: {count}.   {lines}   {stars}", fontsize=10, x=0.005, ha="left", y=0.995)
     _key(fig)
-    # Fixed margins: tight_layout measures every text extent and costs much more.
     fig.subplots_adjust(left=0.045, right=0.993, bottom=0.07, top=0.87, wspace=0.25, hspace=0.6)
     return fig, panels
 
@@ -538,15 +516,12 @@ def render_fault_plot(lab: LabRecord) -> bytes | None:
     """The PNG of fault_injection.png (its panels as json in the PNG text chunk "Panels");
     None when the run has neither curves nor a result of run_fault_injection to draw.
     A 128-colour palette PNG: a third of the size of the RGBA one, and faster to encode."""
-    import matplotlib
     from PIL import Image, PngImagePlugin
 
     if lab.curves is None and lab.loss_curves is None and not lab.experiments and not isinstance(lab.returned, dict):
         return None
-    with matplotlib.rc_context(FAST_TEXT):
-        fig, panels = draw_fault_figure(lab)
-        fig.canvas.draw()
-    rgb = Image.fromarray(np.asarray(fig.canvas.buffer_rgba())[..., :3])
+    fig, panels = draw_fault_figure(lab)
+    rgb = fig.render()
     info = PngImagePlugin.PngInfo()
     info.add_text(METADATA_KEY, json.dumps([asdict(p) for p in panels], allow_nan=False, default=str))
     png = io.BytesIO()
