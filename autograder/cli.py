@@ -74,15 +74,20 @@ def _parser() -> argparse.ArgumentParser:
 
 class Artefacts:
     """The unit's extra report files (its `artefacts` module), or nothing. The hook is
-    created once (a batch job keeps it for all its submissions) and asked to write after
-    each grading."""
+    created before grading (so it can start slow work early) and asked to write after it."""
 
     def __init__(self, unit, topics, suite: str):
-        self.hook, self.files = None, ()
+        self.hook, self.files, self.first_topics = None, (), ()
         if unit.artefacts:
             module = unit.import_module(unit.artefacts)
             self.hook = module.Artefacts(unit, [t.id for t in topics], suite)
             self.files = tuple(getattr(self.hook, "FILES", ()))
+            # Topics whose data the hook can start working on before grading ends: run first.
+            self.first_topics = tuple(getattr(self.hook, "FIRST_TOPICS", ()))
+
+    def topic_done(self, topic: str, extras: dict) -> None:
+        if hasattr(self.hook, "topic_done"):
+            self.hook.topic_done(topic, extras)
 
     def write(self, out: Path, result, submission: Path, command: str) -> list[tuple[str, str]]:
         """Write the unit's artefacts; return the images to show in score.md as (name, caption)."""
@@ -114,7 +119,7 @@ def grade_and_report(unit, submission: Path, out: Path, options, command: str, s
     try:
         artefacts = artefacts or Artefacts(unit, select_topics(unit, options.topics), options.suite)
         try:
-            result = grade(unit, submission, options, started, image=image)
+            result = grade(unit, submission, options, started, image=image, observer=artefacts)
             result.submission = shown_as or result.submission
             result.tampered = tampered
             images = artefacts.write(out, result, submission, command)

@@ -81,6 +81,7 @@ class Collector:
     collect_errors: list = field(default_factory=list)
     signal_values: dict = field(default_factory=dict)
     extra_values: dict = field(default_factory=dict)
+    topic_done: object = None        # called as topic_done(topic id, extras) when a topic's last test is over
 
     # -------------------------------------------------------------- fixtures
     @pytest.fixture(scope="session")
@@ -132,6 +133,17 @@ class Collector:
         return TestReport(item.nodeid, item.location, {}, "failed" if failed else "passed",
                           str(call.excinfo.value)[:MAX_MESSAGE_CHARS] if failed else None, call.when,
                           duration=call.duration, start=call.start, stop=call.stop)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item, nextitem):
+        yield      # after the teardown: a topic's module fixtures have finished too
+        if self.topic_done is not None:
+            topic = self.key(item)[0]
+            if nextitem is None or self.key(nextitem)[0] != topic:
+                try:
+                    self.topic_done(topic, self.extra_values)
+                except Exception:  # noqa: BLE001 - early work is an optimisation; the artefacts redo it
+                    pass
 
     def key(self, item) -> tuple[str, str, str]:
         topic, visibility = self.files[Path(str(item.fspath)).resolve()]

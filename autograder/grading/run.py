@@ -81,14 +81,18 @@ def _pytest_args(files, rootdir: Path) -> list[str]:
             "-o", "addopts=", "-o", "python_files=test_*.py", "--rootdir", str(rootdir), "-c", "/dev/null"]
 
 
-def run_suites(sandbox: Sandbox, files: dict, seed: int):
-    """One pytest run over the selected suites; returns the plugin holding the outcomes."""
+def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None):
+    """One pytest run over the selected suites; returns the plugin holding the outcomes.
+    `observer` (the unit's artefacts): its `first_topics` run first, and its
+    `topic_done(topic, extras)` hears when each topic's last test is over."""
     import pytest
 
     from autograder.grading.plugin import Collector, module_fixtures
 
     register_package(sandbox.unit)     # the suites import the unit's own code by its package name
-    collector = Collector(sandbox, seed, files)
+    first = tuple(getattr(observer, "first_topics", ()))
+    files = dict(sorted(files.items(), key=lambda kv: kv[1][0] not in first))    # stable: topics stay together
+    collector = Collector(sandbox, seed, files, topic_done=getattr(observer, "topic_done", None))
     code = pytest.main(_pytest_args(files, sandbox.unit.path), plugins=[collector, module_fixtures(collector)])
     if collector.collect_errors or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise GraderError(f"pytest could not run the suites (exit {int(code)}): " + "\n".join(collector.collect_errors))
@@ -96,9 +100,9 @@ def run_suites(sandbox: Sandbox, files: dict, seed: int):
 
 
 def grade(unit: Unit, submission: Path, options: Options = Options(), started: float | None = None,
-          image=None) -> GradeResult:
+          image=None, observer=None) -> GradeResult:
     """Grade one submission. `image`: a worker image to fork the workers from (a batch
-    job's); by default the Sandbox starts its own."""
+    job's); by default the Sandbox starts its own. `observer`: see `run_suites`."""
     from autograder.isolation.sandbox import IsolationError, Sandbox
 
     started = started or time.perf_counter()
@@ -117,7 +121,7 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
                               "grade only the public tests (--suite public), or pass --trust-submission "
                               "for code you trust (e.g. the reference)") from None
         probes = {t.id: sandbox.probe(t.module) for t in topics}                 # stage: probe
-        collector = run_suites(sandbox, suite_files(unit, topics, options.suite), seed)   # stage: run suites
+        collector = run_suites(sandbox, suite_files(unit, topics, options.suite), seed, observer)   # stage: run suites
         if sandbox.failure is not None:
             raise GraderError(f"a replacement worker could not start: {sandbox.failure}")
     results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
