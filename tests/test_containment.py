@@ -777,7 +777,7 @@ WRONG_ID = WORKER_PIPE + r'''
 def _wrong_frames(seconds):
     started, rid = time.monotonic(), _request_id()
     while time.monotonic() - started < seconds:
-        time.sleep(3)
+        time.sleep(1)
         for wrong in (rid + 1, rid - 1, 10 ** 9):
             _write_frame(json.dumps({"id": wrong, "ok": True, "result": 0.0, "mutated": []}).encode())
 
@@ -793,7 +793,7 @@ def numerical_gradient(f, x, h=1e-6):
 
 
 def test_frames_with_a_wrong_request_id_cost_at_most_the_call_limit(case):
-    """(Tracker case 4.) A function writes a reply frame with a wrong id every 3 s (forever; or for 21 s, then
+    """(Tracker case 4.) A function writes a reply frame with a wrong id every second (forever; or for 21 s, then
     returns the right answer): each call is charged as a failure within the call limit
     (5 s) plus slack, never the 21 s, and grading ends."""
     limit = UNIT.limits.call_timeout_s
