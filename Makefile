@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+ and make):
 #   make grade [SUBMISSION=DIR]   grade the stubs (or DIR) and write reports/
 #   make test                     the repository's own test suite (installs the dev extras)
-#   make sweep                    the long sweeps: seeds, the nbgrader round trip (CI runs them after make test)
+#   make sweep                    the long sweeps: seeds, the nbgrader round trip, containment as root (CI runs them after make test)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -17,7 +17,7 @@ GRADE_ARGS ?=
 help:
 	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
 	@echo "make test     run the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
-	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, the nbgrader round trip"
+	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, the nbgrader round trip, containment as root"
 	@echo "make stubs    regenerate assignments/ from solutions/"
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
@@ -44,15 +44,20 @@ catalogues: $(LOCALE_PO:.po=.mo)
 %.mo: %.po | venv
 	$(PY) -m autograder.i18n compile $<
 
+# Python's default, whatever the machine sets: PYTHONDONTWRITEBYTECODE makes every start
+# of the grader compile the engine and the suites again (~0.2 s of CPU; the tests start it
+# a few hundred times). The compiled files go to __pycache__/ folders, which git ignores.
+CACHED := env -u PYTHONDONTWRITEBYTECODE
+
 grade: $(VENV)/.installed-base catalogues
-	$(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
+	$(CACHED) $(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
 
 # On TEST_JOBS processes; tests/conftest.py decides which tests must share one.
 test: $(VENV)/.installed-dev catalogues
-	$(PY) -m pytest tests -q -n $(TEST_JOBS) -m "not sweep"
+	$(CACHED) $(PY) -m pytest tests -q -n $(TEST_JOBS) -m "not sweep"
 
 sweep: $(VENV)/.installed-dev catalogues
-	$(PY) -m pytest tests -q -n $(TEST_JOBS) -m sweep
+	$(CACHED) $(PY) -m pytest tests -q -n $(TEST_JOBS) -m sweep
 
 # Merge the student-facing text of the code into the catalogues (then translate what is new).
 i18n: $(VENV)/.installed-base
@@ -66,7 +71,7 @@ stubs: $(VENV)/.installed-base
 	$(PY) scripts/make_stubs.py --assignment $(ASSIGNMENT)
 
 bench: $(VENV)/.installed-dev catalogues
-	$(PY) scripts/bench.py
+	$(CACHED) $(PY) scripts/bench.py
 
 release: $(VENV)/.installed-base
 	$(PY) scripts/release.py --assignment $(ASSIGNMENT)

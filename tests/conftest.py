@@ -13,6 +13,14 @@ from helpers import REPO, SOLUTIONS, grade
 # so this scheduler groups instead: the tests of a file stay together, except in the
 # files of SPREAD, whose tests are independent and mostly wait (time limits, sleeps).
 SPREAD = {"tests/test_containment.py", "tests/test_sandbox.py"}
+# The files that take longest start first, so that no long one is left to run alone at the
+# end (xdist would otherwise start the files with the most tests first: the oracle files,
+# hundreds of tests in seconds). Seconds of one process, measured; the rest count as 0.
+SLOW_FILES = {"tests/test_class_regrade.py": 48, "tests/test_kill_matrix.py": 45, "tests/test_pr_grading.py": 24,
+              "tests/test_batch_intake.py": 25, "tests/test_release.py": 10, "tests/test_grading.py": 11,
+              "tests/test_seed.py": 10, "tests/test_feedback.py": 9, "tests/test_nbgrader.py": 11,
+              "tests/test_packaging.py": 8, "tests/test_evidence.py": 7}
+SLOW_SPREAD_TEST_S = 5      # a test of a SPREAD file: most take a few seconds, of waiting
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -25,6 +33,15 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             file = nodeid.split("::", 1)[0]
             return nodeid if file in SPREAD else file
+
+        def _assign_work_unit(self, node) -> None:
+            # The longest unit first (stable among equals): move it to the queue's front.
+            def cost(scope: str) -> float:
+                file = scope.split("::", 1)[0]
+                return SLOW_SPREAD_TEST_S if file in SPREAD else SLOW_FILES.get(file, 0)
+            first = max(self.workqueue, key=cost)
+            self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)
 
     return FilesTogether(config, log)
 
