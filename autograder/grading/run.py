@@ -30,9 +30,9 @@ if TYPE_CHECKING:          # imported when grading starts: the worker image star
 SUITES = {"public": ("public",), "hidden": ("hidden",), "all": ("public", "hidden")}
 
 # Plugins the grader has no use for; unraisableexception and threadexception also run
-# gc.collect() at the end of the session (~0.1 s each).
+# gc.collect() at the end of the session (~0.1 s each), logging wraps every test phase.
 UNUSED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "doctest", "junitxml", "pastebin",
-                  "unraisableexception", "threadexception", "faulthandler", "tmpdir", "debugging")
+                  "unraisableexception", "threadexception", "faulthandler", "tmpdir", "debugging", "logging")
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,11 @@ def _pytest_args(files, rootdir: Path) -> list[str]:
     # -c /dev/null-like: an empty inline config keeps any project's pytest settings out.
     # --disable-plugin-autoload: no third-party plugin of the environment runs in the grader
     # (and hypothesis's alone costs ~1 s in a development venv).
+    # --capture=no: the suites print nothing and student code prints in the worker, so
+    # redirecting the grader's own file descriptors around every test phase (~0.1 s) buys nothing.
     disabled = [arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]
     return [*map(str, files), *disabled, "--disable-plugin-autoload", "--assert=plain", "--noconftest",
+            "--capture=no",
             "--import-mode=importlib",
             "-o", "addopts=", "-o", "python_files=test_*.py", "--rootdir", str(rootdir), "-c", "/dev/null"]
 
