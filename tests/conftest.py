@@ -36,11 +36,12 @@ def pytest_xdist_make_scheduler(config, log):
 
         def _assign_work_unit(self, node) -> None:
             # The longest unit first (stable among equals): move it to the queue's front.
+            # (xdist 3.8 keeps the queue in an OrderedDict; should that change, its order stands.)
             def cost(scope: str) -> float:
                 file = scope.split("::", 1)[0]
                 return SLOW_SPREAD_TEST_S if file in SPREAD else SLOW_FILES.get(file, 0)
-            first = max(self.workqueue, key=cost)
-            self.workqueue.move_to_end(first, last=False)
+            if hasattr(self.workqueue, "move_to_end"):
+                self.workqueue.move_to_end(max(self.workqueue, key=cost), last=False)
             super()._assign_work_unit(node)
 
     return FilesTogether(config, log)
