@@ -16,11 +16,19 @@ SPREAD = {"tests/test_containment.py", "tests/test_sandbox.py"}
 # The files that take longest start first, so that no long one is left to run alone at the
 # end (xdist would otherwise start the files with the most tests first: the oracle files,
 # hundreds of tests in seconds). Seconds of one process, measured; the rest count as 0.
-SLOW_FILES = {"tests/test_class_regrade.py": 48, "tests/test_kill_matrix.py": 45, "tests/test_pr_grading.py": 24,
-              "tests/test_batch_intake.py": 25, "tests/test_release.py": 10, "tests/test_grading.py": 11,
-              "tests/test_seed.py": 10, "tests/test_feedback.py": 9, "tests/test_nbgrader.py": 11,
+SLOW_FILES = {"tests/test_class_regrade.py": 48, "tests/test_kill_matrix.py": 45, "tests/test_batch_intake.py": 25,
+              "tests/test_pr_grading.py": 24, "tests/test_grading.py": 11, "tests/test_nbgrader.py": 11,
+              "tests/test_release.py": 10, "tests/test_seed.py": 10, "tests/test_feedback.py": 9,
               "tests/test_packaging.py": 8, "tests/test_evidence.py": 7}
 SLOW_SPREAD_TEST_S = 5      # a test of a SPREAD file: most take a few seconds, of waiting
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _expected_s(scope: str) -> float:
+    return SLOW_SPREAD_TEST_S if _file(scope) in SPREAD else SLOW_FILES.get(_file(scope), 0)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -30,18 +38,19 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class FilesTogether(LoadScopeScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
-            file = nodeid.split("::", 1)[0]
-            return nodeid if file in SPREAD else file
+            return nodeid if _file(nodeid) in SPREAD else _file(nodeid)
 
         def _assign_work_unit(self, node) -> None:
-            # The longest unit first (stable among equals): move it to the queue's front.
-            # (xdist 3.8 keeps the queue in an OrderedDict; should that change, its order stands.)
-            def cost(scope: str) -> float:
-                file = scope.split("::", 1)[0]
-                return SLOW_SPREAD_TEST_S if file in SPREAD else SLOW_FILES.get(file, 0)
-            if hasattr(self.workqueue, "move_to_end"):
-                self.workqueue.move_to_end(max(self.workqueue, key=cost), last=False)
+            # The queue is complete before the first unit is assigned: order it once, the
+            # longest units first (a stable sort: xdist's order among equals).
+            if not self.ordered:
+                units = sorted(self.workqueue.items(), key=lambda unit: -_expected_s(unit[0]))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self.ordered = True
             super()._assign_work_unit(node)
 
     return FilesTogether(config, log)

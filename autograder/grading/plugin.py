@@ -148,8 +148,7 @@ class Collector:
     def key(self, item) -> tuple[str, str, str]:
         # item.path is what pytest made of the (resolved) file arguments; resolving it again
         # for every report and fixture costs ~0.1 s per grading.
-        where = self.files.get(item.path) or self.files[item.path.resolve()]
-        topic, visibility = where
+        topic, visibility = self.files.get(item.path) or self.files[item.path.resolve()]
         name = getattr(item, "originalname", None) or item.name.split("[")[0]
         return topic, visibility, name
 
