@@ -9,6 +9,7 @@ is the default.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import resource
 import signal
@@ -187,14 +188,10 @@ def main(argv=None) -> int:
     from autograder.grading.rubric import RubricError
 
     try:
-        from autograder.pr import cmd_pr
-
-        from autograder.batch import cmd_batch
-        from autograder.gradescope import cmd_gradescope
-        from autograder.merge import cmd_merge
-
-        return {"grade": cmd_grade, "batch": cmd_batch, "pr": cmd_pr, "merge": cmd_merge,
-                "gradescope": cmd_gradescope}[args.command](args)
+        if args.command == "grade":          # the others' modules are imported only for them
+            return cmd_grade(args)
+        command = importlib.import_module(f"autograder.{args.command}")
+        return getattr(command, f"cmd_{args.command}")(args)
     except (GraderError, RubricError, assignment.UnitError) as exc:
         print(f"autograder: the grader could not run: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_GRADER

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from autograder.grading.rubric import SafeLoader
+
 READY, NOT_YET, NOT_GRADED, NO_EXERCISE = "ready", "not yet", "not graded", "no exercise"
 
 
@@ -26,7 +28,7 @@ class OralExam:
 
 def load(path: Path, rubric_tests: dict[str, set[str]]) -> OralExam:
     """Read and check the file: every reference names a topic or a rubric test of it."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader) or {}
     questions = []
     for number, entry in enumerate(data.get("questions") or [], start=1):
         backed = tuple(str(ref) for ref in entry.get("backed_by") or ())

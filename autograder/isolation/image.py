@@ -170,10 +170,14 @@ class ForkedProcess:
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.001
         while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
+            if self._pidfd is not None:          # readable the moment the worker ends
+                select.select([self._pidfd], [], [], left)
+            else:
+                time.sleep(delay if left is None else min(delay, left))
+                delay = min(delay * 2, 0.05)
         return self.returncode
 
     def kill(self) -> None:

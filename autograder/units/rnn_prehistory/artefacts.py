@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from autograder.grading.rubric import SafeLoader
 from autograder.reports.files import atomic_write
 from autograder.units.rnn_prehistory.fault_figure import render_fault_plot
 from autograder.units.rnn_prehistory.lab import record as lab_record
@@ -92,7 +93,7 @@ known_failures:
 
 
 def template() -> dict:
-    return yaml.safe_load(TEMPLATE)
+    return yaml.load(TEMPLATE, Loader=SafeLoader)
 
 
 def submission_commit(submission: Path) -> str:
