@@ -266,7 +266,8 @@ def previous_row(unit, entry, args, version: str) -> dict | None:
 
 
 def read_plan(path: Path, unit) -> dict[str, list[str]]:
-    """The --plan file: {submission folder name: [topic id, ...]}, checked against the unit."""
+    """The --plan file: {submission folder name: [topic id or test, ...]}, checked against the
+    unit; a test (`topic::public::name`, `topic::hidden::name`) is graded as `grade --test` grades it."""
     from autograder.grading.score import GraderError
 
     try:
@@ -274,9 +275,11 @@ def read_plan(path: Path, unit) -> dict[str, list[str]]:
     except (OSError, ValueError) as exc:
         raise GraderError(f"cannot read the plan {path}: {exc}") from None
     known = {t.id for t in unit.topics}
+    known |= {f"{t.id}::{test.id}" for t in unit.rubric.topics for test in t.tests}
     if not isinstance(plan, dict) or not all(isinstance(v, list) and v and set(v) <= known for v in plan.values()):
         raise GraderError(f"the plan {path} must map submission folder names to non-empty lists of topic ids "
-                          f"(the assignment has {sorted(known)})")
+                          f"(the assignment has {sorted(t.id for t in unit.topics)}) or rubric tests "
+                          "(topic::public::test_name, topic::hidden::test_name)")
     return plan
 
 
@@ -369,12 +372,14 @@ def grade_task(unit, options, task: dict, artefacts, image) -> dict:
     from autograder.grading.score import GraderError
 
     sub, out = Path(task["submission"]), Path(task["out"])
-    if task.get("topics"):
-        options = replace(options, topics=tuple(task["topics"]))
+    if task.get("topics"):          # a plan's entry: topics, and tests of other topics
+        options = replace(options, topics=tuple(t for t in task["topics"] if "::" not in t) or None,
+                          tests=tuple(t for t in task["topics"] if "::" in t) or None)
     if task.get("shown_as"):
         options = replace(options, shown_folder=task["shown_as"])
     command = f"python -m autograder grade {sub} --out {out} --assignment {unit.name} --suite {options.suite}"
     command += "".join(f" --topic {t}" for t in options.topics or ())
+    command += "".join(f" --test {t}" for t in options.tests or ())
     command += f" --seed {options.seed}" if options.seed is not None else ""
     try:
         result, _ = grade_and_report(unit, sub, out, options, command, time.perf_counter(),

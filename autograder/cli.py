@@ -44,6 +44,10 @@ def _parser() -> argparse.ArgumentParser:
                               "so the same files always get the same inputs)")
         cmd.add_argument("--lang", choices=["en", "zh"], default=None,
                          help="language of messages, hints and reports (default: from the locale, e.g. LANG=zh_CN.UTF-8)")
+    g.add_argument("--test", action="append", dest="tests", metavar="TOPIC::SUITE::NAME",
+                   help="grade only this test of its topic, e.g. bptt::hidden::test_no_input_mutation (repeatable; "
+                        "a topic also given to --topic is graded whole). The unit's extra artefacts (evidence, "
+                        "figure) describe whole gradings and are not written")
     g.add_argument("--out", type=Path, default=Path("reports"), help="report folder (default: reports)")
     g.add_argument("--fail-under", type=float, default=None, metavar="PCT",
                    help="exit 1 when the score is below PCT percent")
@@ -60,8 +64,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="regrade every submission (default: skip those graded before by the same grader version "
                         "with the same seed)")
     b.add_argument("--plan", type=Path, default=None, metavar="FILE",
-                   help="JSON {submission folder name: [topic id, ...]}: grade those submissions on those "
-                        "topics only (the others on --topic, or everything)")
+                   help="JSON {submission folder name: [topic id or TOPIC::SUITE::NAME test, ...]}: grade those "
+                        "submissions on those topics and tests only (the others on --topic, or everything)")
     b.add_argument("--manifest", type=Path, default=None, metavar="FILE",
                    help="the release's protected-files.sha256: a submission that holds the student repository "
                         "is flagged in class.csv's tampered column when it changed a protected file")
@@ -91,8 +95,9 @@ class Artefacts:
             self.hook.topic_done(topic, extras)
 
     def write(self, out: Path, result, submission: Path, command: str) -> list[tuple[str, str]]:
-        """Write the unit's artefacts; return the images to show in score.md as (name, caption)."""
-        written = self.hook.write(out, result, submission, command) if self.hook else []
+        """Write the unit's artefacts; return the images to show in score.md as (name, caption).
+        A grading of selected tests (--test) writes none: they describe a whole grading."""
+        written = self.hook.write(out, result, submission, command) if self.hook and not result.selected_tests else []
         names = {Path(path).name for path, _ in written}
         for name in self.files:        # never leave a previous run's artefact beside a new score
             if name not in names and (out / name).exists():
@@ -118,7 +123,7 @@ def grade_and_report(unit, submission: Path, out: Path, options, command: str, s
     # The worker image first: its start-up (numpy, the preload list) overlaps everything below.
     image = image or start_image(image_config(unit, "hidden" in SUITES[options.suite], options.trusted))
     try:
-        artefacts = artefacts or Artefacts(unit, select_topics(unit, options.topics), options.suite)
+        artefacts = artefacts or Artefacts(unit, select_topics(unit, options.topics, options.tests), options.suite)
         try:
             result = grade(unit, submission, options, started, image=image, observer=artefacts)
             result.submission = shown_as or result.submission
@@ -143,7 +148,8 @@ def cmd_grade(args) -> int:
         return EXIT_GRADER
     from autograder.grading.run import Options
 
-    options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission, args.lang)
+    options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission, args.lang,
+                      tests=tuple(args.tests or ()) or None)
     command = "python -m autograder grade " + " ".join(sys.argv[2:])
     result, _ = grade_and_report(unit, submission, args.out, options, command, started)
     if args.quiet:

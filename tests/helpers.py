@@ -42,18 +42,20 @@ CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in
         [(topic, "alternative", a["name"]) for topic, spec in MATRIX.items() for a in spec.get("alternatives", [])]
 
 
-def kill_matrix_class(root: Path) -> dict:
+def kill_matrix_class(root: Path, killing_tests_only: bool = False) -> dict:
     """The kill matrix as a class (tests/mutants/<topic>.yaml, format in docs/AUTHORING.md):
     one folder per mutant (`mutant-<name>`) and per valid alternative (`alternative-<name>`).
-    Returns the batch plan: mutants are graded on the topic they break (and on the topics
-    where they must cost nothing, `not_charged_in`); alternatives (not in the plan) on every
-    topic, since another topic may call them (the lab calls bptt)."""
+    Returns the batch plan: mutants are graded on the topic they break (with
+    `killing_tests_only`, on its tests that must catch them, `killed_by`) and on the topics
+    where they must cost nothing (`not_charged_in`, whole); alternatives (not in the plan) on
+    every topic, since another topic may call them (the lab calls bptt)."""
     plan = {}
     for topic, spec in MATRIX.items():
         module = f"{UNIT.topic(topic).module}.py"
         for m in spec.get("mutants", []):
             make_submission(root / f"mutant-{m['name']}", replace={module: [tuple(e) for e in m["replace"]]})
-            plan[f"mutant-{m['name']}"] = [topic, *spec.get("not_charged_in", [])]
+            graded = [f"{topic}::{test}" for test in m["killed_by"]] if killing_tests_only else [topic]
+            plan[f"mutant-{m['name']}"] = [*graded, *spec.get("not_charged_in", [])]
         for a in spec.get("alternatives", []):
             sub = make_submission(root / f"alternative-{a['name']}")
             shutil.copyfile(REPO / a["file"], sub / module)

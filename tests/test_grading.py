@@ -18,7 +18,7 @@ TEST_KEYS = ["id", "earned", "possible", "outcome", "message", "hint", "kind"]  
 def check_schema(score):
     assert list(score)[:len(TOP_KEYS)] == TOP_KEYS and score["schema"] == "autograder.score/v1"
     assert set(score) - set(TOP_KEYS) <= {"seed", "seed_from", "lang", "grader_version", "graded_later", "tampered",
-                                             "oral_exam"}, \
+                                             "oral_exam", "selected_tests"}, \
         "additions the schema allows"
     assert score["seed_from"] in ("files", "--seed") and isinstance(score["seed"], int)
     assert score["assignment"] == "rnn_prehistory"
@@ -85,6 +85,35 @@ def test_exit_codes(tmp_path):
     assert not (tmp_path / "c").exists()
     proc = run_grader("grade", "--bogus-flag")
     assert proc.returncode == 2
+
+
+def test_selected_tests_are_the_only_ones_run_and_scored(tmp_path):
+    """--test grades those tests of their topics (a topic given to --topic stays whole); the
+    evidence and the figure, which describe a whole grading, are not written."""
+    picked = ["bptt::hidden::test_no_input_mutation", "fault_injection::public::test_log_abs_cumprod_small_vector",
+              "fault_injection::hidden::test_log_abs_cumprod_matches_running_log_sum"]
+    out = tmp_path / "out"
+    proc, score = grade(make_submission(tmp_path / "sub"), out, "--topic", "attention",
+                        *[arg for test in picked for arg in ("--test", test)])
+    assert proc.returncode == 0, proc.stderr
+    check_schema(score)
+    rubric = {t.id: t for t in UNIT.rubric.topics}
+    expected = {"bptt": ["hidden::test_no_input_mutation"],
+                "fault_injection": ["public::test_log_abs_cumprod_small_vector",
+                                    "hidden::test_log_abs_cumprod_matches_running_log_sum"],
+                "attention": [t.id for t in rubric["attention"].tests]}
+    assert [t["id"] for t in score["topics"]] == ["bptt", "fault_injection", "attention"]      # rubric order
+    for topic in score["topics"]:
+        assert sorted(t["id"] for t in topic["tests"]) == sorted(expected[topic["id"]])
+        points = sum(t.points for t in rubric[topic["id"]].tests if t.id in expected[topic["id"]])
+        assert topic["possible"] == pytest.approx(points) and topic["earned"] == pytest.approx(points)
+    assert score["selected_tests"] == sorted(picked)
+    cases = ET.parse(out / "junit.xml").getroot().iter("testcase")
+    assert sum(1 for _ in cases) == sum(map(len, expected.values()))
+    assert not (out / "evidence.yaml").exists() and not (out / "fault_injection.png").exists()
+    for wrong in ("bptt::hidden::test_no_such_test", "bptt::test_no_input_mutation", "nope::hidden::test_x"):
+        proc = run_grader("grade", STUBS, "--out", tmp_path / "bad", "--test", wrong)
+        assert proc.returncode == 2 and wrong in proc.stderr, proc.stderr
 
 
 def test_rerun_replaces_reports_atomically(tmp_path, monkeypatch):

@@ -1,9 +1,12 @@
 """The kill matrix: every hidden suite catches known wrong implementations and passes valid
 alternatives (tests/mutants/<topic>.yaml, format in docs/AUTHORING.md).
 
-Mutants are graded on the topic they break, alternatives on every topic (another topic may
-call the function they replace, as the lab calls bptt), all in one real
+Mutants are graded on the tests of their topic that must catch them (and whole on the topics
+where they must cost nothing), alternatives on every topic (another topic may call the
+function they replace, as the lab calls bptt), all in one real
 `python -m autograder batch --plan` run, so this exercises the class-grading path too.
+Whether the other tests of a topic score a mutant the same under every seed is
+test_kill_matrix_seeds.py's question (`make sweep`), which grades mutants on whole topics.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from helpers import CASES, MATRIX, UNIT, grade_class, kill_matrix_class
 def graded(tmp_path_factory):
     """(kind, name) -> score.json, from one batch run at the seed each submission's files give."""
     root = tmp_path_factory.mktemp("class")
-    plan = kill_matrix_class(root)
+    plan = kill_matrix_class(root, killing_tests_only=True)
     scores = grade_class(root, tmp_path_factory.mktemp("reports"), plan)
     assert len(scores) == len(CASES), f"graded {len(scores)} of {len(CASES)} submissions"
     return scores
@@ -41,6 +44,9 @@ def test_kill_matrix(graded, topic, kind, name):
         assert not wrong, f"a valid alternative lost points: {wrong}"
         return
     entry = next(t for t in score["topics"] if t["id"] == topic)
+    assert sorted(test["id"] for test in entry["tests"]) == sorted(
+        next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)["killed_by"]), "graded on its killing tests"
+
     for other in MATRIX[topic].get("not_charged_in", []):
         charged = {test["id"]: test["message"] for t in score["topics"] if t["id"] == other
                    for test in t["tests"] if test["id"].startswith("hidden::") and test["outcome"] != "passed"}

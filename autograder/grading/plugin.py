@@ -82,6 +82,7 @@ class Collector:
     signal_values: dict = field(default_factory=dict)
     extra_values: dict = field(default_factory=dict)
     topic_done: object = None        # called as topic_done(topic id, extras) when a topic's last test is over
+    only: dict = field(default_factory=dict)           # topic -> {(visibility, test)}: its only tests to run
 
     # -------------------------------------------------------------- fixtures
     @pytest.fixture(scope="session")
@@ -108,6 +109,18 @@ class Collector:
         return self.extra_values
 
     # ----------------------------------------------------------------- hooks
+    def pytest_collection_modifyitems(self, config, items):
+        """Deselect the tests a selection leaves out (run.selected_tests), as `pytest -k` would."""
+        if not self.only:
+            return
+        keep, drop = [], []
+        for item in items:
+            topic, visibility, name = self.key(item)
+            (drop if topic in self.only and (visibility, name) not in self.only[topic] else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
     def pytest_collectreport(self, report):
         if report.failed:
             self.collect_errors.append(f"{report.nodeid}: {report.longreprtext[-2000:]}")

@@ -43,20 +43,51 @@ class Options:
     trusted: bool = False      # run without isolation where none can be had (e.g. the reference)
     lang: str | None = None    # "en" or "zh" for messages, hints and reports; None: from the locale
     shown_folder: str | None = None   # where messages say the module files are (batch: the student's own path)
+    # "topic::visibility::test" (the rubric's test ids, prefixed by their topic): those tests
+    # only, for topics not also named in `topics`; e.g. a mutant graded on the tests that must catch it
+    tests: tuple[str, ...] | None = None
 
 
-def select_topics(unit: Unit, topics) -> list:
-    unknown = sorted(set(topics or []) - {t.id for t in unit.topics})
+NAMING = "a test is named topic::public::test_name or topic::hidden::test_name"
+
+
+def select_topics(unit: Unit, topics, tests=None) -> list:
+    """The topics to grade: those named, and those of the selected tests; all when neither is given."""
+    ids = {t.id for t in unit.topics}
+    for selector in tests or ():
+        if selector.split("::")[0] not in ids:
+            raise GraderError(f"--test {selector}: no such test in the rubric ({NAMING})")
+    wanted = set(topics or []) | {t.split("::")[0] for t in tests or ()}
+    unknown = sorted(wanted - ids)
     if unknown:
         raise GraderError(f"unknown topic(s) {unknown}; the assignment has {[t.id for t in unit.topics]}")
-    return [t for t in unit.topics if not topics or t.id in topics]
+    return [t for t in unit.topics if not wanted or t.id in wanted]
 
 
-def suite_files(unit: Unit, topics, suite: str) -> dict[Path, tuple[str, str]]:
-    """The test files to run: resolved path -> (topic id, visibility)."""
+def selected_tests(unit: Unit, options: Options) -> dict[str, frozenset]:
+    """topic id -> the (visibility, test) pairs to run, for each topic graded on a selection
+    of its tests (a topic named in `options.topics` is graded whole)."""
+    only: dict[str, set] = {}
+    for selector in options.tests or ():
+        topic, _, test_id = selector.partition("::")
+        visibility, _, name = test_id.partition("::")
+        tests = unit.rubric.topic(topic).tests if topic in {t.id for t in unit.topics} else ()
+        if not any(t.visibility == visibility and t.test == name for t in tests):
+            raise GraderError(f"--test {selector}: no such test in the rubric ({NAMING})")
+        if visibility not in SUITES[options.suite]:
+            raise GraderError(f"--test {selector} is not in the {options.suite} suite")
+        if topic not in (options.topics or ()):
+            only.setdefault(topic, set()).add((visibility, name))
+    return {topic: frozenset(pairs) for topic, pairs in only.items()}
+
+
+def suite_files(unit: Unit, topics, suite: str, only: dict | None = None) -> dict[Path, tuple[str, str]]:
+    """The test files to run: resolved path -> (topic id, visibility). `only`: see `selected_tests`."""
     files = {}
     for topic in topics:
         graded = {t.visibility for t in unit.rubric.topic(topic.id).tests}
+        if only and topic.id in only:
+            graded &= {visibility for visibility, _name in only[topic.id]}
         for visibility in SUITES[suite]:
             if visibility in graded:
                 path = unit.test_file(topic.id, visibility)
@@ -84,10 +115,11 @@ def _pytest_args(files, rootdir: Path) -> list[str]:
             "-o", "addopts=", "-o", "python_files=test_*.py", "--rootdir", str(rootdir), "-c", "/dev/null"]
 
 
-def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None):
+def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None, only: dict | None = None):
     """One pytest run over the selected suites; returns the plugin holding the outcomes.
     `observer` (the unit's artefacts): its `first_topics` run first, and its
-    `topic_done(topic, extras)` hears when each topic's last test is over."""
+    `topic_done(topic, extras)` hears when each topic's last test is over. `only`: the
+    topics graded on a selection of their tests (`selected_tests`); their others are deselected."""
     import pytest
 
     from autograder.grading.plugin import Collector, module_fixtures
@@ -95,7 +127,7 @@ def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None):
     register_package(sandbox.unit)     # the suites import the unit's own code by its package name
     first = tuple(getattr(observer, "first_topics", ()))
     files = dict(sorted(files.items(), key=lambda kv: kv[1][0] not in first))    # stable: topics stay together
-    collector = Collector(sandbox, seed, files, topic_done=getattr(observer, "topic_done", None))
+    collector = Collector(sandbox, seed, files, topic_done=getattr(observer, "topic_done", None), only=only or {})
     code = pytest.main(_pytest_args(files, sandbox.unit.path), plugins=[collector, module_fixtures(collector)])
     if collector.collect_errors or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise GraderError(f"pytest could not run the suites (exit {int(code)}): " + "\n".join(collector.collect_errors))
@@ -111,7 +143,8 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     started = started or time.perf_counter()
     lang = i18n.activate(options.lang, unit.path / "locale")
     seed = submission_seed(unit, submission) if options.seed is None else options.seed
-    topics = select_topics(unit, options.topics)
+    topics = select_topics(unit, options.topics, options.tests)
+    only = selected_tests(unit, options)
     visibilities = SUITES[options.suite]
     with Sandbox(unit, submission, hidden="hidden" in visibilities, trusted=options.trusted, image=image) as sandbox:
         # The worker starts in the background: import pytest and the plugin meanwhile.
@@ -124,12 +157,13 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
                               "grade only the public tests (--suite public), or pass --trust-submission "
                               "for code you trust (e.g. the reference)") from None
         probes = {t.id: sandbox.probe(t.module) for t in topics}                 # stage: probe
-        collector = run_suites(sandbox, suite_files(unit, topics, options.suite), seed, observer)   # stage: run suites
+        collector = run_suites(sandbox, suite_files(unit, topics, options.suite, only), seed, observer,   # stage: run suites
+                               only)
         if sandbox.failure is not None:
             raise GraderError(f"a replacement worker could not start: {sandbox.failure}")
     results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
                            probes[t.id], f"{options.shown_folder}/{t.module}.py" if options.shown_folder
-                           else unit.stub_path(t.module), unfinished(submission / f"{t.module}.py"))
+                           else unit.stub_path(t.module), unfinished(submission / f"{t.module}.py"), only.get(t.id))
                for t in topics]
     exam = unit.oral_exam
     return GradeResult(assignment=unit.name, submission=str(submission), seed=seed, seed_given=options.seed is not None,
@@ -138,4 +172,6 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
                        extras=dict(collector.extra_values), sandbox_info=sandbox_info,
                        oral_exam=readiness(exam, results, lang) if exam else [],
                        oral_exam_title=exam.title if exam else "", lang=lang,
-                       grader_version=grader_version(unit.path))
+                       grader_version=grader_version(unit.path),
+                       selected_tests=sorted(f"{topic}::{v}::{name}" for topic, pairs in only.items()
+                                             for v, name in pairs))

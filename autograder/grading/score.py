@@ -125,6 +125,7 @@ class GradeResult:
     oral_exam_title: str = "Oral-exam readiness"
     lang: str = "en"              # the language of messages, hints and reports
     grader_version: str = ""      # autograder/version.py: what a rerun compares before regrading
+    selected_tests: list[str] = field(default_factory=list)   # --test: the only tests run of their topics
 
     @property
     def graded_later(self) -> float:
@@ -144,13 +145,14 @@ class GradeResult:
 
 
 def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, probe: tuple[str, str],
-                stub_path: str, unfinished: list[str] = ()) -> TopicResult:
+                stub_path: str, unfinished: list[str] = (), only: frozenset | None = None) -> TopicResult:
     """One topic's result from its rubric entries, the plugin's records and its import probe.
-    `unfinished`: the module's functions that still raise NotImplementedError (grading/todo.py)."""
+    `unfinished`: the module's functions that still raise NotImplementedError (grading/todo.py);
+    `only`: the (visibility, test) pairs run when the topic was graded on a selection of its tests."""
     status, message = probe
     tests = []
     for rt in topic.tests:
-        if rt.visibility not in visibilities:
+        if rt.visibility not in visibilities or (only is not None and (rt.visibility, rt.test) not in only):
             continue
         rec: TestRecord | None = records.get((topic.id, rt.visibility, rt.test))
         if rec is None or rec.instances == 0:

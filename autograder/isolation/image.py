@@ -144,6 +144,7 @@ class ForkedProcess:
 
     def __init__(self, image: WorkerImage, pid: int):
         self.image, self.pid, self.returncode = image, pid, None
+        self._lock = threading.Lock()    # a background call's thread and the main one may both poll
         # A pidfd turns readable when the process ends: poll() asks the image for the exit
         # status only then (the sandbox polls before every call into student code).
         try:
@@ -152,19 +153,20 @@ class ForkedProcess:
             self._pidfd = None
 
     def poll(self):
-        if self.returncode is None:
-            if self._pidfd is not None and not select.select([self._pidfd], [], [], 0)[0]:
-                return None
-            try:
-                status = self.image._ask({"op": "poll", "pid": self.pid})["status"]
-            except ImageError:
-                status = signal.SIGKILL          # the image is gone, and its workers with it
-            if status is not None:
-                self.returncode = os.waitstatus_to_exitcode(status)
-                if self._pidfd is not None:
-                    os.close(self._pidfd)
-                    self._pidfd = None
-        return self.returncode
+        with self._lock:
+            if self.returncode is None:
+                if self._pidfd is not None and not select.select([self._pidfd], [], [], 0)[0]:
+                    return None
+                try:
+                    status = self.image._ask({"op": "poll", "pid": self.pid})["status"]
+                except ImageError:
+                    status = signal.SIGKILL          # the image is gone, and its workers with it
+                if status is not None:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+                    if self._pidfd is not None:
+                        os.close(self._pidfd)
+                        self._pidfd = None
+            return self.returncode
 
     def wait(self, timeout: float | None = None):
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -173,8 +175,13 @@ class ForkedProcess:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
-            if self._pidfd is not None:          # readable the moment the worker ends
-                select.select([self._pidfd], [], [], left)
+            with self._lock:     # a copy: another thread's poll may close the pidfd meanwhile
+                pidfd = os.dup(self._pidfd) if self._pidfd is not None else None
+            if pidfd is not None:          # readable the moment the worker ends
+                try:
+                    select.select([pidfd], [], [], left)
+                finally:
+                    os.close(pidfd)
             else:
                 time.sleep(delay if left is None else min(delay, left))
                 delay = min(delay * 2, 0.05)

@@ -30,6 +30,8 @@ def document(result: GradeResult) -> dict:
         "lang": result.lang,
         "grader_version": result.grader_version,
     }
+    if result.selected_tests:
+        doc["selected_tests"] = list(result.selected_tests)
     if result.graded_later:
         doc["graded_later"] = {t.id: t.graded_later for t in result.topics if t.graded_later}
     if result.oral_exam:
