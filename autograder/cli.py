@@ -45,9 +45,9 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--lang", choices=["en", "zh"], default=None,
                          help="language of messages, hints and reports (default: from the locale, e.g. LANG=zh_CN.UTF-8)")
     g.add_argument("--test", action="append", dest="tests", metavar="TOPIC::SUITE::NAME",
-                   help="grade only this test of its topic, e.g. bptt::hidden::test_no_input_mutation (repeatable; "
-                        "a topic also given to --topic is graded whole). The unit's extra artefacts (evidence, "
-                        "figure) describe whole gradings and are not written")
+                   help="grade only this test of its topic: the topic id, public or hidden, and the test's name as "
+                        "the rubric lists it (repeatable; a topic also given to --topic is graded whole). The "
+                        "unit's extra artefacts describe whole gradings and are not written")
     g.add_argument("--out", type=Path, default=Path("reports"), help="report folder (default: reports)")
     g.add_argument("--fail-under", type=float, default=None, metavar="PCT",
                    help="exit 1 when the score is below PCT percent")
