@@ -48,17 +48,21 @@ class Options:
     tests: tuple[str, ...] | None = None
 
 
-NAMING = "a test is named topic::public::test_name or topic::hidden::test_name"
+def parse_test(unit: Unit, selector: str) -> tuple[str, str, str]:
+    """(topic id, visibility, test name) of a `--test` selector, checked against the rubric."""
+    topic, _, rest = selector.partition("::")
+    visibility, _, name = rest.partition("::")
+    rubric = {t.id: t for t in unit.rubric.topics}
+    if topic not in rubric or not any(t.visibility == visibility and t.test == name for t in rubric[topic].tests):
+        raise GraderError(f"--test {selector}: no such test in the rubric (a test is named "
+                          "topic::public::test_name or topic::hidden::test_name)")
+    return topic, visibility, name
 
 
 def select_topics(unit: Unit, topics, tests=None) -> list:
     """The topics to grade: those named, and those of the selected tests; all when neither is given."""
-    ids = {t.id for t in unit.topics}
-    for selector in tests or ():
-        if selector.split("::")[0] not in ids:
-            raise GraderError(f"--test {selector}: no such test in the rubric ({NAMING})")
-    wanted = set(topics or []) | {t.split("::")[0] for t in tests or ()}
-    unknown = sorted(wanted - ids)
+    wanted = set(topics or []) | {parse_test(unit, selector)[0] for selector in tests or ()}
+    unknown = sorted(wanted - {t.id for t in unit.topics})
     if unknown:
         raise GraderError(f"unknown topic(s) {unknown}; the assignment has {[t.id for t in unit.topics]}")
     return [t for t in unit.topics if not wanted or t.id in wanted]
@@ -69,11 +73,7 @@ def selected_tests(unit: Unit, options: Options) -> dict[str, frozenset]:
     of its tests (a topic named in `options.topics` is graded whole)."""
     only: dict[str, set] = {}
     for selector in options.tests or ():
-        topic, _, test_id = selector.partition("::")
-        visibility, _, name = test_id.partition("::")
-        tests = unit.rubric.topic(topic).tests if topic in {t.id for t in unit.topics} else ()
-        if not any(t.visibility == visibility and t.test == name for t in tests):
-            raise GraderError(f"--test {selector}: no such test in the rubric ({NAMING})")
+        topic, visibility, name = parse_test(unit, selector)
         if visibility not in SUITES[options.suite]:
             raise GraderError(f"--test {selector} is not in the {options.suite} suite")
         if topic not in (options.topics or ()):
