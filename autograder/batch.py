@@ -274,8 +274,7 @@ def read_plan(path: Path, unit) -> dict[str, list[str]]:
         plan = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise GraderError(f"cannot read the plan {path}: {exc}") from None
-    known = {t.id for t in unit.topics}
-    known |= {f"{t.id}::{test.id}" for t in unit.rubric.topics for test in t.tests}
+    known = {t.id for t in unit.topics} | unit.rubric.test_selectors()
     if not isinstance(plan, dict) or not all(isinstance(v, list) and v and set(v) <= known for v in plan.values()):
         raise GraderError(f"the plan {path} must map submission folder names to non-empty lists of topic ids "
                           f"(the assignment has {sorted(t.id for t in unit.topics)}) or rubric tests "

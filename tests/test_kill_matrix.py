@@ -44,15 +44,13 @@ def test_kill_matrix(graded, topic, kind, name):
         assert not wrong, f"a valid alternative lost points: {wrong}"
         return
     entry = next(t for t in score["topics"] if t["id"] == topic)
-    assert sorted(test["id"] for test in entry["tests"]) == sorted(
-        next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)["killed_by"]), "graded on its killing tests"
-
+    mutant = next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)
+    assert sorted(test["id"] for test in entry["tests"]) == sorted(mutant["killed_by"]), "graded on its killing tests"
     for other in MATRIX[topic].get("not_charged_in", []):
         charged = {test["id"]: test["message"] for t in score["topics"] if t["id"] == other
                    for test in t["tests"] if test["id"].startswith("hidden::") and test["outcome"] != "passed"}
         assert not charged, f"mutant {name} of {topic} is charged again in {other}: {charged}"
     tests = {t["id"]: t for t in entry["tests"]}
-    mutant = next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)
     assert entry["earned"] < entry["possible"], f"mutant {name} got full marks"
     for test_id in mutant["killed_by"]:
         assert test_id in tests, f"killed_by names an unknown test {test_id}"

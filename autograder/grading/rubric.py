@@ -51,6 +51,10 @@ class Rubric:
     def points(self) -> float:
         return sum(t.points for t in self.topics)
 
+    def test_selectors(self) -> set[str]:
+        """"topic::visibility::test" of every test: how `grade --test` and batch plans name one."""
+        return {f"{t.id}::{test.id}" for t in self.topics for test in t.tests}
+
     def topic(self, topic_id: str) -> RubricTopic:
         for t in self.topics:
             if t.id == topic_id:

@@ -50,12 +50,10 @@ class Options:
 
 def parse_test(unit: Unit, selector: str) -> tuple[str, str, str]:
     """(topic id, visibility, test name) of a `--test` selector, checked against the rubric."""
-    topic, _, rest = selector.partition("::")
-    visibility, _, name = rest.partition("::")
-    rubric = {t.id: t for t in unit.rubric.topics}
-    if topic not in rubric or not any(t.visibility == visibility and t.test == name for t in rubric[topic].tests):
+    if selector not in unit.rubric.test_selectors():
         raise GraderError(f"--test {selector}: no such test in the rubric (a test is named "
                           "topic::public::test_name or topic::hidden::test_name)")
+    topic, visibility, name = selector.split("::")
     return topic, visibility, name
 
 
@@ -157,8 +155,9 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
                               "grade only the public tests (--suite public), or pass --trust-submission "
                               "for code you trust (e.g. the reference)") from None
         probes = {t.id: sandbox.probe(t.module) for t in topics}                 # stage: probe
-        collector = run_suites(sandbox, suite_files(unit, topics, options.suite, only), seed, observer,   # stage: run suites
-                               only)
+        # A selection of tests writes no artefacts (cli.Artefacts.write): no early work for them.
+        collector = run_suites(sandbox, suite_files(unit, topics, options.suite, only), seed,   # stage: run suites
+                               None if only else observer, only)
         if sandbox.failure is not None:
             raise GraderError(f"a replacement worker could not start: {sandbox.failure}")
     results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
