@@ -54,9 +54,51 @@ def _font_file(bold: bool) -> str:
 
 @lru_cache(maxsize=None)
 def font(points: float, bold: bool, dpi: float):
+    return _memo_font_class()(_font_file(bold), max(1, round(points * dpi / 72 * SUPERSAMPLE)))
+
+
+MEMO_TEXTS = 4096          # masks and boxes one font keeps (texts of data values come and go)
+
+
+@lru_cache(maxsize=None)
+def _memo_font_class():
     from PIL import ImageFont
 
-    return ImageFont.truetype(_font_file(bold), max(1, round(points * dpi / 72 * SUPERSAMPLE)))
+    class MemoFont(ImageFont.FreeTypeFont):
+        """A FreeType font that keeps the glyph masks and text boxes it made. Pillow's
+        draw.text asks the font for a mask, then stamps it: rendering the masks was a third
+        of the figure's cost, and the same labels come back in every grading of a batch job
+        (texts are placed on whole pixels, so a mask does not depend on where it lands)."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._memo: dict = {}
+
+        def _kept(self, key, make):
+            try:
+                return self._memo[key]
+            except KeyError:
+                pass
+            except TypeError:          # an unhashable argument: nothing to keep
+                return make()
+            if len(self._memo) >= MEMO_TEXTS:
+                self._memo.clear()
+            value = self._memo[key] = make()
+            return value
+
+        def getmask2(self, text, *args, **kwargs):
+            return self._kept(("mask", text, args, tuple(sorted(kwargs.items()))),
+                              lambda: super(MemoFont, self).getmask2(text, *args, **kwargs))
+
+        def getbbox(self, text, *args, **kwargs):
+            return self._kept(("bbox", text, args, tuple(sorted(kwargs.items()))),
+                              lambda: super(MemoFont, self).getbbox(text, *args, **kwargs))
+
+        def getlength(self, text, *args, **kwargs):
+            return self._kept(("length", text, args, tuple(sorted(kwargs.items()))),
+                              lambda: super(MemoFont, self).getlength(text, *args, **kwargs))
+
+    return MemoFont
 
 
 class _Text:
@@ -72,8 +114,9 @@ class _Text:
         w, h = right - left, bottom - top
         if self.rotation:
             w, h = h, w
-        x0 = x - {"left": 0, "center": w / 2, "right": w}[self.ha]
-        y0 = y - {"top": 0, "center": h / 2, "baseline": h, "bottom": h}[self.va]
+        # on whole pixels (of the supersampled image): the font's masks are then reusable
+        x0 = round(x - {"left": 0, "center": w / 2, "right": w}[self.ha])
+        y0 = round(y - {"top": 0, "center": h / 2, "baseline": h, "bottom": h}[self.va])
         if self.bbox is not None:
             pad = self.bbox.get("pad", 0.3) * self.fontsize * fig.px
             box = [x0 - pad, y0 - pad, x0 + w + pad, y0 + h + pad]
@@ -87,7 +130,7 @@ class _Text:
             ImageDraw.Draw(label).multiline_text((-left, -top), self.text, font=f, spacing=spacing,
                                                  fill=rgba(self.colour), align=self.ha)
             label = label.rotate(self.rotation, expand=True)
-            image.alpha_composite(label, (round(x0), round(y0)))
+            image.paste(label, (x0, y0), label)
         else:
             draw.multiline_text((x0 - left, y0 - top), self.text, font=f, spacing=spacing, fill=rgba(self.colour),
                                 align=self.ha)
@@ -270,13 +313,15 @@ class Axes:
         return x, y
 
     def render(self, image, draw) -> None:
-        from PIL import Image, ImageDraw
+        from PIL import ImageDraw
 
         fig = self.fig
         left, bottom, width, height = self.box
         self._left, self._top = left * fig.width, (1 - bottom - height) * fig.height
         self._w, self._h = width * fig.width, height * fig.height
-        layer = Image.new("RGBA", (math.ceil(self._w), math.ceil(self._h)), (255, 255, 255, 0))
+        # Data artists are drawn on a copy of the panel's area and pasted back: clipped to it.
+        corner = (round(self._left), round(self._top))
+        layer = image.crop((*corner, corner[0] + math.ceil(self._w), corner[1] + math.ceil(self._h)))
         layer_draw = ImageDraw.Draw(layer, "RGBA")
         (x0, x1), (y0, y1) = self.get_xlim(), self.get_ylim()
         xticks = [(t, s) for t, s in zip(*self._xticks) if min(x0, x1) <= t <= max(x0, x1)]
@@ -291,7 +336,7 @@ class Axes:
                 layer_draw.line([(0, py[0]), (self._w, py[0])], fill=grey, width=w)
         for _z, _order, paint in sorted(self._artists, key=lambda a: (a[0], a[1])):
             paint(self, layer_draw)
-        image.alpha_composite(layer, (round(self._left), round(self._top)))
+        image.paste(layer, corner)
         # the frame, the ticks and their labels
         l, t, r, b = self._left, self._top, self._left + self._w, self._top + self._h
         draw.rectangle([l, t, r, b], outline=rgba("black"), width=fig.px_width(0.8))
@@ -435,7 +480,9 @@ class Figure:
         """The figure as a PIL RGB image of `size` pixels."""
         from PIL import Image, ImageDraw
 
-        image = Image.new("RGBA", (self.width, self.height), (255, 255, 255, 255))
+        # RGB, drawn with RGBA inks (blended): the figure is opaque, so no alpha channel to
+        # carry through the full-size image and convert away at the end
+        image = Image.new("RGB", (self.width, self.height), (255, 255, 255))
         draw = ImageDraw.Draw(image, "RGBA")
         for ax in self.axes:
             ax.render(image, draw)
@@ -443,4 +490,4 @@ class Figure:
             text.draw(self, draw, image, x * self.width, (1 - y) * self.height)
         if self._legend is not None:
             self._draw_legend(image, draw)
-        return image.convert("RGB").reduce(SUPERSAMPLE)
+        return image.reduce(SUPERSAMPLE)
