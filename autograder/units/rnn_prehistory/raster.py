@@ -3,7 +3,7 @@ that the figure uses, drawn with Pillow.
 
 Why not matplotlib: importing it costs ~0.85 s of CPU and drawing the eight panels ~0.6 s,
 more than half of what grading a whole submission costs otherwise; this draws the same
-figure in ~0.1 s. What it offers is what the figure needs and no more:
+figure, PNG included, in ~0.03 s. What it offers is what the figure needs and no more:
 
     fig = Figure((16, 8.8), dpi=100)
     ax = fig.subplots(2, 4)[0]
