@@ -151,33 +151,12 @@ class MutationCheck:
             raise self.first_problem
 
 
-def finite_differences(loss, arrays, h: float = 1e-6) -> list[np.ndarray]:
-    """Central differences of the scalar `loss()` w.r.t. every entry of every array.
-
-    The arrays are probed in place (and restored), so `loss` closes over them. Suites call
-    this with the *reference* forward pass, in the grader: a student's forward and backward
-    cannot then agree on a shared mistake.
-    """
-    grads = []
-    for a in arrays:
-        g = np.zeros_like(a)
-        for i in np.ndindex(a.shape):
-            old = a[i]
-            a[i] = old + h
-            fp = loss()
-            a[i] = old - h
-            fm = loss()
-            a[i] = old
-            g[i] = (fp - fm) / (2 * h)
-        grads.append(g)
-    return grads
-
-
 def finite_differences_batched(losses, arrays, h: float = 1e-6) -> list[np.ndarray]:
-    """`finite_differences` with every probe answered by one call: `losses(probes)` gets a
-    list of argument lists (for each entry of each array, a copy of `arrays` with that entry
-    at +h, then one at -h) and returns their losses in order. A loss computed by student
-    code behind the process boundary then costs one exchange instead of two per entry."""
+    """Central differences of a scalar loss w.r.t. every entry of every array, every probe
+    answered by one call: `losses(probes)` gets a list of argument lists (for each entry of
+    each array, a copy of `arrays` with that entry at +h, then one at -h) and returns their
+    losses in order. A loss computed by student code behind the process boundary then costs
+    one exchange instead of two per entry."""
     probes, entries = [], []
     for k, a in enumerate(arrays):
         for i in np.ndindex(a.shape):
@@ -190,6 +169,31 @@ def finite_differences_batched(losses, arrays, h: float = 1e-6) -> list[np.ndarr
     grads = [np.zeros_like(a) for a in arrays]
     for n, (k, i) in enumerate(entries):
         grads[k][i] = (values[2 * n] - values[2 * n + 1]) / (2 * h)
+    return grads
+
+
+def finite_differences_stacked(losses, arrays, h: float = 1e-6) -> list[np.ndarray]:
+    """Central differences of a scalar loss w.r.t. every entry of every array, every probe in
+    one call: `losses(*stacks)` gets each array with a leading axis of probes (for each entry
+    of each array, in order, the arrays with that entry at +h, then at -h) and returns their
+    losses, shape (probes,). A forward pass written over leading axes then runs once per
+    check instead of twice per entry. Suites call this with the reference's forward pass (or
+    its equations written over leading axes), in the grader: a student's forward and backward
+    cannot then agree on a shared mistake."""
+    count = 2 * sum(a.size for a in arrays)
+    stacks = [np.repeat(np.asarray(a, dtype=float)[None], count, axis=0) for a in arrays]
+    first = 0                                   # the probe of the array's first entry at +h
+    for a, stack in zip(arrays, stacks):
+        flat, entries = stack.reshape(count, -1), np.arange(a.size)
+        flat[first + 2 * entries, entries] = a.ravel() + h
+        flat[first + 2 * entries + 1, entries] = a.ravel() - h
+        first += 2 * a.size
+    values = np.asarray(losses(*stacks), dtype=float).reshape(count)
+    grads, first = [], 0
+    for a in arrays:
+        pair = values[first:first + 2 * a.size]
+        grads.append(((pair[0::2] - pair[1::2]) / (2 * h)).reshape(a.shape))
+        first += 2 * a.size
     return grads
 
 

@@ -1,16 +1,17 @@
 """Hidden suite for bptt.py (SPEC §3.1).
 
 Inputs are random per run. Forward values are compared with the reference; every
-gradient is compared with central finite differences of the *reference* forward pass,
-computed here in the grader, so a student's forward and backward cannot agree on a
-shared mistake.
+gradient is compared with central finite differences of the reference's forward pass
+(its equations over a stack of probes, `stacked.py`), computed here in the grader, so a
+student's forward and backward cannot agree on a shared mistake.
 """
 
 import numpy as np
 
 from autograder.checks import (CheckFailed, MutationCheck, expect_array, expect_close, expect_gradients,
-                               expect_not_mutated, expect_tuple, finite_differences, norm_rel_error)
+                               expect_not_mutated, expect_tuple, finite_differences_stacked, norm_rel_error)
 from autograder.i18n import _
+from autograder.units.rnn_prehistory import stacked
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 
 # Gradients: checks.expect_gradients' default tolerance 1e-6 on ||g - g_num|| / (||g|| + ||g_num||);
@@ -31,7 +32,7 @@ def test_rnn_step_forward_matches_reference(bptt, reference, rng):
         expect_close(out[0], expected, _("next_h for {sizes}").format(sizes=f"N={N}, D={D}, H={H}"))
 
 
-def test_rnn_step_backward_matches_finite_differences(bptt, reference, rng):
+def test_rnn_step_backward_matches_finite_differences(bptt, rng):
     for N in (3, 1):          # a batch of one keeps its axis: (1, H), never (H,)
         x, prev_h = rng.normal(size=(N, 4)), rng.normal(size=(N, 5))
         Wx, Wh, b = rng.normal(size=(4, 5)) * 0.5, rng.normal(size=(5, 5)) * 0.5, rng.normal(size=5) * 0.1
@@ -39,10 +40,10 @@ def test_rnn_step_backward_matches_finite_differences(bptt, reference, rng):
         _h, cache = bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)
         grads = expect_tuple(bptt.rnn_step_backward(dnext, cache), 5, "rnn_step_backward")
 
-        def loss():
-            return float(np.sum(dnext * reference.bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)[0]))
+        def losses(*probes):
+            return np.sum(dnext * stacked.rnn_step(*probes), axis=(1, 2))
 
-        numeric = finite_differences(loss, [x, prev_h, Wx, Wh, b])
+        numeric = finite_differences_stacked(losses, [x, prev_h, Wx, Wh, b])
         expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"],
                          _("rnn_step_backward with {sizes}").format(sizes=f"N={N}"))
 
@@ -56,48 +57,48 @@ def test_rnn_forward_matches_reference(bptt, reference, rng):
                      hint=_("h[:, t] is the state after step t; h0 is not part of h"))
 
 
-def _full_loss(reference, dh, x, h0, Wx, Wh, b):
-    return lambda: float(np.sum(dh * reference.bptt.rnn_forward(x, h0, Wx, Wh, b)[0]))
+def _full_losses(dh):
+    """The loss sum(dh * h) of each probe (x, h0, Wx, Wh, b) of a stack."""
+    return lambda *probes: np.sum(dh * stacked.rnn_forward(*probes), axis=(1, 2, 3))
 
 
-def test_rnn_backward_matches_finite_differences(bptt, reference, rng):
+def test_rnn_backward_matches_finite_differences(bptt, rng):
     for N, T in [(3, 5), (1, 4), (2, 1)]:      # and the edges: a batch of one, a sequence of one step
         x, h0, Wx, Wh, b = rnn_params(rng, N=N, T=T)
         dh = rng.normal(size=(N, T, 6))
         _h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
         grads = expect_tuple(bptt.rnn_backward(dh, cache), 5, "rnn_backward")
-        numeric = finite_differences(_full_loss(reference, dh, x, h0, Wx, Wh, b), [x, h0, Wx, Wh, b])
+        numeric = finite_differences_stacked(_full_losses(dh), [x, h0, Wx, Wh, b])
         expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"],
                          _("rnn_backward with {sizes}").format(sizes=f"N={N}, T={T}"),
                          _("the gradient reaching h_t is dh[:, t] plus what flows back from step t+1"))
 
 
-def test_rnn_backward_accumulates_over_time(bptt, reference, rng):
+def test_rnn_backward_accumulates_over_time(bptt, rng):
     # Loss on the last state only: every step still contributes to the shared weights.
     x, h0, Wx, Wh, b = rnn_params(rng, N=2, T=6, D=3, H=4)
     dh = np.zeros((2, 6, 4))
     dh[:, -1] = rng.normal(size=(2, 4))
     _h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
     grads = expect_tuple(bptt.rnn_backward(dh, cache), 5, "rnn_backward")
-    numeric = finite_differences(_full_loss(reference, dh, x, h0, Wx, Wh, b), [x, h0, Wx, Wh, b])
+    numeric = finite_differences_stacked(_full_losses(dh), [x, h0, Wx, Wh, b])
     expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"],
                      _("rnn_backward with a loss on h_T only"),
                      _("dWx, dWh and db are sums over all time steps, not the last step's share"))
 
 
-def _truncated_loss(reference, dh, x, h0, Wx, Wh, b, k, frozen):
-    """The loss as truncated BPTT sees it: each chunk starts from a constant state."""
-    T = x.shape[1]
-
-    def loss():
+def _truncated_losses(dh, k, frozen):
+    """The loss as truncated BPTT sees it, of each probe (x, h0, Wx, Wh, b) of a stack: each
+    chunk starts from a constant state (`frozen`: the states of the unprobed forward pass)."""
+    def losses(x, h0, Wx, Wh, b):
         total = 0.0
-        for s in range(0, T, k):
+        for s in range(0, x.shape[2], k):
             start = h0 if s == 0 else frozen[:, s - 1]
-            h, _cache = reference.bptt.rnn_forward(x[:, s:s + k], start, Wx, Wh, b)
-            total += float(np.sum(dh[:, s:s + k] * h))
+            total = total + np.sum(dh[:, s:s + k] * stacked.rnn_forward(x[:, :, s:s + k], start, Wx, Wh, b),
+                                   axis=(1, 2, 3))
         return total
 
-    return loss
+    return losses
 
 
 def test_rnn_backward_truncated_matches_definition(bptt, reference, rng):
@@ -107,8 +108,7 @@ def test_rnn_backward_truncated_matches_definition(bptt, reference, rng):
         frozen, _cache = reference.bptt.rnn_forward(x, h0, Wx, Wh, b)
         _h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
         grads = expect_tuple(bptt.rnn_backward_truncated(dh, cache, k), 5, f"rnn_backward_truncated(k={k})")
-        numeric = finite_differences(_truncated_loss(reference, dh, x, h0, Wx, Wh, b, k, frozen),
-                                     [x, h0, Wx, Wh, b])
+        numeric = finite_differences_stacked(_truncated_losses(dh, k, frozen), [x, h0, Wx, Wh, b])
         expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"], f"rnn_backward_truncated(k={k}, T=7)",
                          _("no gradient crosses t = k, 2k, ...; the last chunk may be shorter; "
                            "dh0 only gets the first chunk's gradient"))

@@ -11,7 +11,7 @@ with an explicit product of H x H Jacobian matrices and their spectral norms
 import numpy as np
 
 from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple, \
-    finite_differences, norm_rel_error
+    finite_differences_stacked, norm_rel_error
 from autograder.i18n import _
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. The circuit is bilinear, so central
@@ -55,10 +55,10 @@ def test_forget_gate_backward_matches_finite_differences(gate_derivative, refere
         _c, cache = expect_tuple(gate_derivative.forget_gate_forward(c_prev, f, g), 2, "forget_gate_forward")
         grads = expect_tuple(gate_derivative.forget_gate_backward(dc, cache), 3, "forget_gate_backward")
 
-        def loss():
-            return float(np.sum(dc * reference.gate_derivative.forget_gate_forward(c_prev, f, g)[0]))
+        def losses(*probes):       # the circuit is element-wise: the reference takes a stack of probes as it is
+            return np.sum(dc * reference.gate_derivative.forget_gate_forward(*probes)[0], axis=(1, 2))
 
-        numeric = finite_differences(loss, [c_prev, f, g])
+        numeric = finite_differences_stacked(losses, [c_prev, f, g])
         hints = {"dc_prev": _("dc_prev = dc * f: the gate is the whole local Jacobian"),
                  "df": _("df = dc * c_prev (the OLD cell state, not the new one)"),
                  "dg": _("dg = dc: the addition passes the gradient on unchanged")}

@@ -1,9 +1,9 @@
 """Hidden suite for gru_lstm.py (SPEC §3.3).
 
 Inputs are random per run. Forward values are compared with the reference; every
-gradient is compared with central finite differences of the *reference* forward pass,
-computed here in the grader, so a student's forward and backward cannot agree on a
-shared mistake.
+gradient is compared with central finite differences of the reference's forward pass
+(its equations over a stack of probes, `stacked.py`), computed here in the grader, so a
+student's forward and backward cannot agree on a shared mistake.
 
 When a forward value is wrong, the grader tries the conventions of other sources on the
 same inputs (computed here, below) and, if the student's numbers match one of them, says
@@ -18,8 +18,9 @@ import itertools
 import numpy as np
 
 from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_gradients, expect_tuple, \
-    finite_differences, rel_error
+    finite_differences_stacked, rel_error
 from autograder.i18n import N_, _
+from autograder.units.rnn_prehistory import stacked
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. Against these finite differences the
 # reference stays below 2.5e-8 on the shapes below (1000 seeds; the worst is dh0 with a loss
@@ -196,18 +197,18 @@ def test_gru_step_forward_matches_reference(gru_lstm, reference, rng):
                        lambda: recognise_gru(out[0], args))
 
 
-def test_gru_step_backward_matches_finite_differences(gru_lstm, reference, rng):
+def test_gru_step_backward_matches_finite_differences(gru_lstm, rng):
     for N, D, H in [(2, 3, 4), (3, 2, 2), (1, 3, 4)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = gru_inputs(rng, N, D, H)
         dnext = rng.normal(size=(N, H))
         next_h, cache = expect_tuple(gru_lstm.gru_step_forward(*args), 2, "gru_step_forward")
         grads = expect_tuple(gru_lstm.gru_step_backward(dnext, cache), 5, "gru_step_backward")
 
-        def loss():
-            return float(np.sum(dnext * reference.gru_lstm.gru_step_forward(*args)[0]))
+        def losses(*probes):
+            return np.sum(dnext * stacked.gru_step(*probes), axis=(1, 2))
 
         try:
-            numeric = finite_differences(loss, list(args))
+            numeric = finite_differences_stacked(losses, list(args), FD_STEP)
             expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"],
                              f"gru_step_backward (N={N}, D={D}, H={H})")
         except CheckFailed as failure:
@@ -263,19 +264,19 @@ def test_lstm_step_forward_matches_reference(gru_lstm, reference, rng):
                        lambda: recognise_lstm(out[0], out[1], args))
 
 
-def test_lstm_step_backward_matches_finite_differences(gru_lstm, reference, rng):
+def test_lstm_step_backward_matches_finite_differences(gru_lstm, rng):
     for N, D, H in [(2, 3, 2), (3, 2, 3), (1, 3, 2)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = lstm_inputs(rng, N, D, H)
         dnext_h, dnext_c = rng.normal(size=(N, H)), rng.normal(size=(N, H))
         out = expect_tuple(gru_lstm.lstm_step_forward(*args), 3, "lstm_step_forward")
         grads = expect_tuple(gru_lstm.lstm_step_backward(dnext_h, dnext_c, out[2]), 6, "lstm_step_backward")
 
-        def loss():
-            h, c, _cache = reference.gru_lstm.lstm_step_forward(*args)
-            return float(np.sum(dnext_h * h) + np.sum(dnext_c * c))
+        def losses(*probes):
+            h, c = stacked.lstm_step(*probes)
+            return np.sum(dnext_h * h, axis=(1, 2)) + np.sum(dnext_c * c, axis=(1, 2))
 
         try:
-            numeric = finite_differences(loss, list(args))
+            numeric = finite_differences_stacked(losses, list(args), FD_STEP)
             expect_gradients(grads, numeric, ["dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"],
                              f"lstm_step_backward (N={N}, D={D}, H={H})",
                              _("next_c receives dnext_c plus dnext_h * o * (1 - tanh(next_c)^2)"))
@@ -333,7 +334,7 @@ def test_lstm_forward_matches_reference(gru_lstm, reference, rng):
                             "and store h[:, t] after step t (h0 excluded)"))
 
 
-def test_lstm_backward_matches_finite_differences(gru_lstm, reference, rng):
+def test_lstm_backward_matches_finite_differences(gru_lstm, rng):
     # and the edges: a batch of one, a sequence of one step
     for N, T, D, H, last_only in [(2, 3, 2, 3, False), (2, 3, 2, 2, True), (1, 3, 2, 3, False), (2, 1, 3, 2, False)]:
         args = lstm_seq_inputs(rng, N, T, D, H)
@@ -343,11 +344,11 @@ def test_lstm_backward_matches_finite_differences(gru_lstm, reference, rng):
         h, cache = expect_tuple(gru_lstm.lstm_forward(*args), 2, "lstm_forward")
         grads = expect_tuple(gru_lstm.lstm_backward(dh, cache), 5, "lstm_backward")
 
-        def loss():
-            return float(np.sum(dh * reference.gru_lstm.lstm_forward(*args)[0]))
+        def losses(*probes):
+            return np.sum(dh * stacked.lstm_forward(*probes), axis=(1, 2, 3))
 
         try:
-            numeric = finite_differences(loss, list(args))
+            numeric = finite_differences_stacked(losses, list(args), FD_STEP)
             expect_gradients(grads, numeric, ["dx", "dh0", "dWx", "dWh", "db"],
                              f"lstm_backward (N={N}, T={T}, D={D}, H={H})",
                              _("walk back from t = T-1 carrying dprev_h AND dprev_c; step t gets dh[:, t] + dprev_h; "
