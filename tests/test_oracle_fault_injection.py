@@ -109,3 +109,26 @@ def test_lab_figures_obey_the_bounds_of_linear_algebra(seed):
     # Clipping only scales down: the clipped first-step gradient is never larger.
     assert out["vanish_dx1_clip"] <= out["vanish_dx1_noclip"] * (1 + 1e-12)
     assert out["clip_max_update_norm"] <= 5.0 * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_grader_linear_rnn_matches_torch_autograd(seed):
+    """The grader's own clipping experiment (lab/fault_lab.py) trains with `_linear_rnn`: its
+    loss and gradients against torch autograd of the same recurrence."""
+    from autograder.units.rnn_prehistory.lab.fault_lab import _linear_rnn
+
+    rng = np.random.default_rng(seed)
+    N, T, D, H = 4, 20, 4, 8
+    x, y = rng.normal(size=(N, T, D)), rng.normal(size=(N, H))
+    Wx, Wh, b = rng.normal(size=(D, H)) / 2, rng.normal(size=(H, H)) / math.sqrt(H), rng.normal(size=H)
+    loss, grads = _linear_rnn(Wx, Wh, b, x, y)
+    tWx, tWh, tb = (torch.tensor(a, requires_grad=True) for a in (Wx, Wh, b))
+    h = torch.zeros(N, H)
+    for t in range(T):
+        h = torch.tensor(x[:, t]) @ tWx + h @ tWh + tb
+    torch_loss = 0.5 * ((h - torch.tensor(y)) ** 2).sum() / N
+    torch_loss.backward()
+    assert abs(loss - torch_loss.item()) <= 1e-12 * abs(torch_loss.item())
+    for name, t in (("Wx", tWx), ("Wh", tWh), ("b", tb)):
+        expected = t.grad.numpy()
+        assert np.max(np.abs(grads[name] - expected)) <= 1e-10 * np.max(np.abs(expected)), name
