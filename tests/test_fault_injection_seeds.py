@@ -5,8 +5,9 @@ SEED_POOL, with the tables and experiments of lab/fault_lab.py. For every seed o
 
 - run_fault_injection(seed) shows all seven signals, with every figure key inside the
   suite's plausibility RANGES and consistent with the signal's criterion;
-- each known-broken primitive of the suite's BROKEN table turns its signal false
-  (the patch is applied in-process here, the way the worker applies it);
+- each known-broken primitive of the suite's BROKEN table turns its signal false, at the
+  shrunk sizes of its run and at full size, while the correct primitives at those shrunk
+  sizes still show it (the patch is applied in-process here, the way the worker applies it);
 - the grader's own experiments (rerun_*) show every signal with the reference's primitives;
 - the underflow trap of rerun_products catches a naive np.log(np.cumprod(...)).
 
@@ -75,8 +76,20 @@ def _check_seed(seed: int) -> list[str]:
         if not lo <= run[fig] <= hi:
             problems.append(f"seed {seed}: {fig} = {run[fig]!r} outside {suite.RANGES[fig]}")
     for name, (target, helper, keys) in suite.broken_runs().items():
-        # as the suite runs it (the other experiments shrunk), and at full size (its fallback)
-        for patches in ({target: helper, **suite.shrunk_sizes(keys)}, {target: helper}):
+        sizes = suite.shrunk_sizes(keys)
+        # Shrunk as the suite runs it, the correct lab still shows the signals of this run
+        # (so that the broken primitive is what turns them false)...
+        with _patched(ref, sizes):
+            shrunk = ref.fault_injection.run_fault_injection(seed)
+        for key in keys:       # its own criterion, not the full-size figures' plausible ranges
+            try:
+                suite.check_returned(key, shrunk, expect=None)
+                assert shrunk[key] is True, f"{key} is {shrunk[key]}"
+            except AssertionError as exc:
+                problems.append(f"seed {seed}: at the sizes of the {name} run ({sizes}) the reference "
+                                f"does not show {key}: {exc}")
+        # ... and with the broken primitive, shrunk and at full size (its fallback), it does not.
+        for patches in ({target: helper, **sizes}, {target: helper}):
             with _patched(ref, patches):
                 broken = ref.fault_injection.run_fault_injection(seed)
             for key in keys:
