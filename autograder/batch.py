@@ -19,6 +19,7 @@ job takes the next submission. A job that dies costs only the submission it held
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 import os
@@ -358,6 +359,12 @@ def job_main(config: dict) -> None:
                 image.close()
                 image = start_image(image_for)
             answers.write(json.dumps(grade_task(unit, options, task, artefacts, image)) + "\n")
+            if not gc.get_freeze_count():
+                # After one grading, what is loaded (numpy, pytest, the suites, the reference)
+                # lives as long as the job: the cyclic collector need not walk it again in every
+                # collection of every later grading (~6 % of the grader's CPU).
+                gc.collect()
+                gc.freeze()
     except KeyboardInterrupt:          # SIGTERM from the coordinator: the submission ran out of time
         pass
     finally:
