@@ -1,5 +1,6 @@
 """The plain-data codec: what crosses the process boundary, and what is refused."""
 
+import json
 import math
 from collections import Counter
 
@@ -59,3 +60,15 @@ def test_helper_objects_only_travel_towards_the_worker():
 def test_malformed_messages_raise_wire_error(raw):
     with pytest.raises(wire.WireError):
         wire.loads(raw)
+
+
+def test_a_reply_is_decoded_as_it_is_parsed_and_refuses_what_a_worker_never_sends():
+    result = (np.arange(6.0).reshape(2, 3), [{"k": (1, math.inf)}], Counter({"a": 2}), {(1, 2): "pair"})
+    raw = json.dumps({"ok": True, "id": 3, "result": wire.to_plain(result)}).encode()
+    reply = wire.parse_reply(raw)
+    array, nested, counter, pairs = reply["result"]
+    assert np.array_equal(array, result[0]) and nested == [{"k": (1, math.inf)}]
+    assert counter == Counter({"a": 2}) and pairs == {(1, 2): "pair"}
+    for forged in ({"$obj": ["CubicForm", {}]}, {"$nd": ["<f8", [2], "AAAA"]}, {"$f": "zero"}, {"$d": 5}):
+        with pytest.raises(wire.WireError):
+            wire.parse_reply(json.dumps({"ok": True, "id": 3, "result": [forged]}).encode())

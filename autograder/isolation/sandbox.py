@@ -462,7 +462,7 @@ class Sandbox:
         try:
             if not reply.get("ok"):
                 raise self._problem(module, function, reply)
-            return wire.from_plain(reply["result"]), list(map(str, reply.get("mutated", [])))
+            return reply["result"], list(map(str, reply.get("mutated", [])))
         except (wire.WireError, KeyError, TypeError, ValueError, RecursionError) as exc:
             raise StudentCodeError(_("{function}() sent back data the grader cannot read ({error}); return numpy "
                                      "arrays, numbers, tuples, lists or dicts").format(

@@ -273,8 +273,7 @@ def serve(fd_in: int, fd_out: int) -> None:
         header = _read_exact(infile, 8)
         if header is None:
             return
-        req = wire.from_plain(json.loads(_read_exact(infile, int.from_bytes(header, "big"))),
-                              objects=_helper_object)
+        req = wire.loads(_read_exact(infile, int.from_bytes(header, "big")), objects=_helper_object)
         replies = handlers[req["op"]](req)
         for reply in [replies] if isinstance(replies, dict) else replies:
             reply["id"] = req["id"]
