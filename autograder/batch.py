@@ -196,7 +196,11 @@ def cmd_batch(args) -> int:
             if job is not None:
                 job.stop()
 
-        threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, min(args.jobs, tasks.qsize())))]
+        jobs = max(1, min(args.jobs, tasks.qsize()))
+        # A job's background calls (the lab's runs with a broken primitive) get a spare worker
+        # only where a core is left over: otherwise it is one more worker to start per submission.
+        config["spare"] = jobs < (os.cpu_count() or 1)
+        threads = [threading.Thread(target=work, daemon=True) for _ in range(jobs)]
         for t in threads:
             t.start()
         for t in threads:
@@ -358,7 +362,8 @@ def job_main(config: dict) -> None:
             if image.proc.poll() is not None:        # never expected; a new image, not a dead class
                 image.close()
                 image = start_image(image_for)
-            answers.write(json.dumps(grade_task(unit, options, task, artefacts, image)) + "\n")
+            graded = grade_task(unit, options, task, artefacts, image, config.get("spare", True))
+            answers.write(json.dumps(graded) + "\n")
             if not gc.get_freeze_count():
                 # After one grading, what is loaded (numpy, pytest, the suites, the reference)
                 # lives as long as the job: the cyclic collector need not walk it again in every
@@ -372,7 +377,7 @@ def job_main(config: dict) -> None:
         image.close()
 
 
-def grade_task(unit, options, task: dict, artefacts, image) -> dict:
+def grade_task(unit, options, task: dict, artefacts, image, spare: bool = True) -> dict:
     from autograder.cli import grade_and_report
     from autograder.grading.rubric import RubricError
     from autograder.grading.score import GraderError
@@ -389,7 +394,7 @@ def grade_task(unit, options, task: dict, artefacts, image) -> dict:
     command += f" --seed {options.seed}" if options.seed is not None else ""
     try:
         result, _ = grade_and_report(unit, sub, out, options, command, time.perf_counter(),
-                                     artefacts=artefacts, image=image)
+                                     artefacts=artefacts, image=image, spare=spare)
     except (GraderError, RubricError, assignment.UnitError) as exc:
         return {"status": "grader_error", "detail": str(exc)}
     except Exception:  # noqa: BLE001 - the grader's fault; this submission's row says so

@@ -111,11 +111,12 @@ class Artefacts:
 
 def grade_and_report(unit, submission: Path, out: Path, options, command: str, started: float,
                      shown_as: str | None = None, tampered: list[str] | None = None, hidden_detail: str = "hints",
-                     artefacts: Artefacts | None = None, image=None):
+                     artefacts: Artefacts | None = None, image=None, spare: bool = True):
     """The whole run: grading (probe, suites, score), then the unit's artefacts, then the
     reports. `shown_as` and `tampered` are what the reports say of the submission (a pull
     request's checkout). A batch job passes the artefacts hook and the worker image it
-    keeps for all its submissions. Returns the result and the images score.md shows."""
+    keeps for all its submissions, and no spare worker (`run.grade`). Returns the result
+    and the images score.md shows."""
     from autograder.grading.run import SUITES, grade, select_topics
     from autograder.isolation.image import image_config, start_image
 
@@ -125,7 +126,7 @@ def grade_and_report(unit, submission: Path, out: Path, options, command: str, s
     try:
         artefacts = artefacts or Artefacts(unit, select_topics(unit, options.topics, options.tests), options.suite)
         try:
-            result = grade(unit, submission, options, started, image=image, observer=artefacts)
+            result = grade(unit, submission, options, started, image=image, observer=artefacts, spare=spare)
             result.submission = shown_as or result.submission
             result.tampered = tampered
             images = artefacts.write(out, result, submission, command)

@@ -11,7 +11,9 @@ import os
 import socket
 import time
 
-from helpers import HIDDEN_TESTS, STUBS, UNIT, grade, make_submission, results_by_id
+import pytest
+
+from helpers import HIDDEN_TESTS, SOLUTIONS, STUBS, UNIT, grade, make_submission, results_by_id
 
 AS_ROOT = os.geteuid() == 0
 
@@ -248,3 +250,42 @@ def rel_error(a, b):
     proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
     tests = results_by_id(score, "bptt")
     assert all(tests[i]["outcome"] == "passed" for i in CALLS_REL_ERROR), [tests[i]["message"] for i in CALLS_REL_ERROR]
+
+
+RECORDER = '''
+
+CALLS = []
+
+
+def record(x):
+    CALLS.append(x)
+    if x < 0:
+        raise ValueError("negative")
+    return x * 2
+
+
+def recorded():
+    return list(CALLS)
+'''
+
+
+@pytest.mark.parametrize("spare", [True, False])
+def test_background_calls_run_on_a_spare_or_when_their_result_is_asked(tmp_path, spare):
+    """`submit` runs a call on a second worker at once (a single grading), or, without a spare
+    (a batch job with no core left over), on the main worker when its result is first asked;
+    either way the result, or the exception, is the call's and is kept."""
+    from autograder.isolation.sandbox import Sandbox, StudentCodeError, StudentModule
+
+    sub = make_submission(tmp_path / "sub", files={"bptt.py": (SOLUTIONS / "bptt.py").read_text() + RECORDER})
+    with Sandbox(UNIT, sub, hidden=False, spare=spare) as sandbox:
+        sandbox.start()
+        bptt = StudentModule(sandbox, "bptt")
+        later, bad = bptt.record.submit(3), bptt.record.submit(-1)
+        assert bptt.recorded() == []                    # nothing has run on the main worker yet
+        assert later.result() == 6 and later.result() == 6
+        for _ask in range(2):
+            with pytest.raises(StudentCodeError, match="negative"):
+                bad.result()
+        # on the spare, the calls ran in another process; without one, here, once each
+        assert bptt.recorded() == ([] if spare else [3, -1])
+        assert (sandbox._workers["spare"] is not None) == spare

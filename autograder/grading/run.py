@@ -133,9 +133,10 @@ def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None, only: di
 
 
 def grade(unit: Unit, submission: Path, options: Options = Options(), started: float | None = None,
-          image=None, observer=None) -> GradeResult:
+          image=None, observer=None, spare: bool = True) -> GradeResult:
     """Grade one submission. `image`: a worker image to fork the workers from (a batch
-    job's); by default the Sandbox starts its own. `observer`: see `run_suites`."""
+    job's); by default the Sandbox starts its own. `observer`: see `run_suites`. `spare`:
+    whether background calls get a second worker (see `Sandbox`)."""
     from autograder.isolation.sandbox import IsolationError, Sandbox
 
     started = started or time.perf_counter()
@@ -144,7 +145,8 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     topics = select_topics(unit, options.topics, options.tests)
     only = selected_tests(unit, options)
     visibilities = SUITES[options.suite]
-    with Sandbox(unit, submission, hidden="hidden" in visibilities, trusted=options.trusted, image=image) as sandbox:
+    with Sandbox(unit, submission, hidden="hidden" in visibilities, trusted=options.trusted, image=image,
+                 spare=spare) as sandbox:
         # The worker starts in the background: import pytest and the plugin meanwhile.
         import pytest  # noqa: F401
         from autograder.grading import plugin  # noqa: F401

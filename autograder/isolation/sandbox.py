@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -294,7 +294,7 @@ class Sandbox:
     """
 
     def __init__(self, unit: "Unit", submission: Path, hidden: bool = True, trusted: bool = False,
-                 image: WorkerImage | None = None):
+                 image: WorkerImage | None = None, spare: bool = True):
         self.unit = unit
         self.submission = Path(submission).resolve()
         self.limits: Limits = unit.limits
@@ -305,7 +305,11 @@ class Sandbox:
         self._own_image = image is None
         self.image = image or start_image(config)
         # "main" runs the tests' calls; "spare" runs calls submitted to the background
-        # (`submit`), so that long independent runs overlap the tests on a second core.
+        # (`submit`), so that long independent runs overlap the tests on a second core. Without
+        # a spare (`spare=False`: a batch job, where the other job has the other core), those
+        # calls wait for their result to be asked and run on the main worker: one worker less
+        # to start per submission.
+        self.spare = spare
         self._workers: dict[str, Worker | None] = {"main": None, "spare": None}
         self._generation = 0
         self._lock = threading.Lock()
@@ -425,14 +429,17 @@ class Sandbox:
         """(result, names of the arguments it modified) of one call into student code."""
         return self.call_many(module, function, [(args, kwargs)], patches)[0]
 
-    def submit(self, module: str, function: str, args: tuple, patches: dict | None = None) -> Future:
+    def submit(self, module: str, function: str, args: tuple, patches: dict | None = None):
         """One call run in the background on a second worker (forked from the same image,
-        holding the same submission); the Future's result is what `call` would return, or
-        the exception it would raise. Calls submitted together run one after another."""
+        holding the same submission), or without a spare on the main worker when its result
+        is first asked: a Future (or a `Pending`) whose `result()` is what `call` would
+        return, or raises what it would raise. Calls submitted together run one after another."""
+        if not self.spare:
+            return Pending(lambda: self.call(module, function, args, {}, patches))
         self.probe(module)               # here: the main worker serves this thread only
         if self._background is None:
             self._background = ThreadPoolExecutor(1, thread_name_prefix="autograder-spare")
-        return self._background.submit(self.call_many, module, function, [(args, {})], patches, "spare")
+        return self._background.submit(lambda: self.call_many(module, function, [(args, {})], patches, "spare")[0])
 
     def call_many(self, module: str, function: str, calls: list, patches: dict | None = None,
                   slot: str = "main") -> list:
@@ -501,6 +508,25 @@ class Sandbox:
                                 reply.get("traceback", ""))
 
 
+class Pending:
+    """A result to come: `make()` runs when `result()` is first asked (it may wait for a
+    background call), and its value or exception is kept for later asks."""
+
+    def __init__(self, make):
+        self._make, self._outcome = make, None
+
+    def result(self):
+        if self._outcome is None:
+            try:
+                self._outcome = (True, self._make())
+            except Exception as exc:  # noqa: BLE001 - raised again to whoever asks
+                self._outcome = (False, exc)
+        ok, value = self._outcome
+        if not ok:
+            raise value
+        return value
+
+
 class StudentFunction:
     def __init__(self, module: "StudentModule", name: str, patches: dict | None = None):
         self._module, self._name, self._patches = module, name, patches
@@ -510,20 +536,11 @@ class StudentFunction:
         self._module.last_mutated = mutated
         return result
 
-    def submit(self, *args) -> Future:
-        """self(*args), run in the background on a second worker: a Future of its result."""
-        future = self._module._sandbox.submit(self._module._name, self._name, args, self._patches)
-        result: Future = Future()
-
-        def done(f: Future) -> None:
-            exc = f.exception()
-            if exc is not None:
-                result.set_exception(exc)
-            else:
-                result.set_result(f.result()[0][0])
-
-        future.add_done_callback(done)
-        return result
+    def submit(self, *args) -> "Pending":
+        """self(*args), run in the background on a second worker (see `Sandbox.submit`): its
+        `result()` is the call's result, or raises what the call raised."""
+        call = self._module._sandbox.submit(self._module._name, self._name, args, self._patches)
+        return Pending(lambda: call.result()[0])
 
     def map(self, arg_lists) -> list:
         """[f(*args) for args in arg_lists], in one exchange with the worker. The first
