@@ -237,7 +237,8 @@ class Worker:
             ready, _w, _x = select.select([self._resp_r], [], [], left)
             if not ready:
                 continue
-            chunk = os.read(self._resp_r, min(1 << 20, n - len(self._buf)))
+            # At least a pipe's worth: a reply's header and body then come in one read.
+            chunk = os.read(self._resp_r, min(1 << 20, max(n - len(self._buf), 1 << 16)))
             if not chunk:
                 raise self._died()
             self._buf += chunk
