@@ -324,13 +324,14 @@ class CheckedPrimitives:
                     return
 
     def probe(self, names) -> None:
-        """Call each primitive of `names` on `probes()` (differences land in `deviations`)."""
+        """Call each primitive of `names` on `probes()` (differences land in `deviations`),
+        all of a primitive's cases in one exchange with the worker."""
         for name, cases in probes().items():
-            for args in cases if name in names else ():
+            if name in names:
                 try:
-                    getattr(self, name)(*args)
+                    getattr(self, name).map(cases)
                 except Exception:  # noqa: BLE001 - recorded as a deviation by _Checked
-                    break
+                    pass
 
     def _failed(self, name, exc):
         self.deviations.setdefault(name, _("{name} raised {error}: {message}").format(
@@ -401,9 +402,9 @@ def _matrix(P, W, rho, what):
     return W_rho
 
 
-def _chain(P, W, hs, activation, what):
-    norms = expect_array(P.jacobian_chain_norms(W, hs, activation), (hs.shape[0] - 1,), what)
-    return norms.astype(float)
+def _norms(answer, hs, what):
+    """A jacobian_chain_norms answer for the states `hs`: one norm per step back."""
+    return expect_array(answer, (hs.shape[0] - 1,), what).astype(float)
 
 
 def _rollout(W, h0, activation, T=T_STEPS):
@@ -425,13 +426,13 @@ def rerun_products(P, seed):
     groups = {"near_one": rng.uniform(0.8, 1.2, 500), "below_one": rng.uniform(0.0, 0.8, 500),
               "above_one": rng.uniform(1.0, 1.2, 500), "underflow_trap": rng.uniform(0.0, 0.8, 1500)}
     values, worst, figure = {}, 0.0, {"stride": FIGURE_STRIDE}
-    for name, factors in groups.items():
-        got = expect_array(P.log_abs_cumprod(factors), factors.shape,
-                           _("log_abs_cumprod of the {name} factors").format(name=name))
+    answers = _map(P.log_abs_cumprod, [(factors,) for factors in groups.values()])
+    for (name, factors), answer in zip(groups.items(), answers):
+        got = expect_array(answer, factors.shape, _("log_abs_cumprod of the {name} factors").format(name=name))
         if name != "underflow_trap":
             figure[name] = [float(v) for v in got[FIGURE_STRIDE - 1::FIGURE_STRIDE]]
-        oracle = np.array([math.fsum(math.log(f) for f in factors[: t + 1]) for t in range(0, len(factors), 50)]
-                          + [math.fsum(math.log(f) for f in factors)])
+        logs = [math.log(f) for f in factors]
+        oracle = np.array([math.fsum(logs[: t + 1]) for t in range(0, len(factors), 50)] + [math.fsum(logs)])
         picked = np.append(got[::50], got[-1])
         if not np.all(np.isfinite(picked)):
             worst = math.inf
@@ -454,12 +455,13 @@ def rerun_spectral(P, seed):
     values, curves = {}, {}
     for rho in RHOS:
         W = _matrix(P, W0, rho, f"scale_spectral_radius(W0, {rho})")
-        states = h0s if rho == 1.0 else h0s[:1]
-        tanh_hs = _rollout(W, states, "tanh")
-        tanh_curves = np.array([_chain(P, W, hs, "tanh",
-                                       _("jacobian_chain_norms(W, hs, 'tanh') at rho = {rho}").format(rho=rho))
-                                for hs in tanh_hs])
-        linear = _chain(P, W, _rollout(W, h0s[:1], "linear")[0], "linear",
+        tanh_states = _rollout(W, h0s if rho == 1.0 else h0s[:1], "tanh")
+        linear_states = _rollout(W, h0s[:1], "linear")[0]
+        # the tanh chain of every initial state and the linear chain, in one exchange
+        answers = _map(P.jacobian_chain_norms, [(W, hs, "tanh") for hs in tanh_states] + [(W, linear_states, "linear")])
+        what = _("jacobian_chain_norms(W, hs, 'tanh') at rho = {rho}").format(rho=rho)
+        tanh_curves = np.array([_norms(answer, hs, what) for answer, hs in zip(answers, tanh_states)])
+        linear = _norms(answers[-1], linear_states,
                         _("jacobian_chain_norms(W, hs, 'linear') at rho = {rho}").format(rho=rho))
         curves[f"rho{rho}_tanh"] = np.median(tanh_curves, axis=0)
         curves[f"rho{rho}_linear"] = linear
