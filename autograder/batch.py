@@ -180,14 +180,14 @@ def cmd_batch(args) -> int:
                 continue
             progress.tick(rows[i])
 
-        def work() -> None:
+        def work(job_config: dict) -> None:
             job = None
             while True:
                 try:
                     i, entry, topics = tasks.get_nowait()
                 except queue.Empty:
                     break
-                job = job or Job(config)
+                job = job or Job(job_config)
                 rows[i], healthy = grade_in_job(job, entry, args.out / entry.name, args.timeout, topics)
                 progress.tick(rows[i])
                 if not healthy:
@@ -197,10 +197,8 @@ def cmd_batch(args) -> int:
                 job.stop()
 
         jobs = max(1, min(args.jobs, tasks.qsize()))
-        # A job's background calls (the lab's runs with a broken primitive) get a spare worker
-        # only where a core is left over: otherwise it is one more worker to start per submission.
-        config["spare"] = jobs < (os.cpu_count() or 1)
-        threads = [threading.Thread(target=work, daemon=True) for _ in range(jobs)]
+        threads = [threading.Thread(target=work, args=(job_config,), daemon=True)
+                   for job_config in job_configs(config, jobs)]
         for t in threads:
             t.start()
         for t in threads:
@@ -287,6 +285,17 @@ def read_plan(path: Path, unit) -> dict[str, list[str]]:
     return plan
 
 
+def job_configs(config: dict, jobs: int) -> list[dict]:
+    """The configuration of each of `jobs` job processes. Where a core is left over, a job's
+    background calls (the lab's runs with a broken primitive) get a spare worker; otherwise
+    it would be one more worker to start per submission. With one job per core, each job
+    (and every worker it forks) keeps to its own core: a call into the worker and its reply
+    then switch processes on one core instead of waking the other, which left a core idle
+    ~5 % of the time (measured: `--jobs 2` on two cores grades ~9 % more submissions a second)."""
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    return [dict(config, spare=jobs < len(cpus), cpu=cpus[k] if jobs == len(cpus) else None) for k in range(jobs)]
+
+
 def grade_in_job(job: Job, entry, out: Path, timeout: float, topics: list[str] | None = None) -> tuple[dict, bool]:
     """(class.csv row, whether the job can take another submission)."""
     row = _blank_row(entry.name)
@@ -347,6 +356,8 @@ def job_main(config: dict) -> None:
 
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                       # a stray print must not corrupt the answers
+    if config.get("cpu") is not None:   # before the image starts: its workers keep to the core too
+        os.sched_setaffinity(0, {config["cpu"]})
     limit_own_memory()
     stop_on_sigterm()
     unit = assignment.load(config["assignment"])

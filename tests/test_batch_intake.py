@@ -106,3 +106,19 @@ def test_batch_grades_them_reports_the_rest_and_resumes(tmp_path):
     rows3 = _rows(out)
     assert not any(r["detail"].startswith("unchanged") for r in rows3.values())
     assert float(rows3["alice"]["attention"]) == 0
+
+
+def test_one_job_per_core_keeps_to_its_core_and_fewer_jobs_get_a_spare_worker():
+    import os
+
+    from autograder.batch import job_configs
+
+    cpus = sorted(os.sched_getaffinity(0))
+    full = job_configs({"seed": 1}, len(cpus))
+    assert [c["cpu"] for c in full] == cpus and not any(c["spare"] for c in full)
+    assert all(c["seed"] == 1 for c in full)
+    if len(cpus) > 1:
+        fewer = job_configs({}, len(cpus) - 1)
+        assert all(c["spare"] and c["cpu"] is None for c in fewer)
+    more = job_configs({}, len(cpus) + 1)
+    assert all(not c["spare"] and c["cpu"] is None for c in more)
