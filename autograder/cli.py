@@ -115,8 +115,8 @@ def grade_and_report(unit, submission: Path, out: Path, options, command: str, s
     """The whole run: grading (probe, suites, score), then the unit's artefacts, then the
     reports. `shown_as` and `tampered` are what the reports say of the submission (a pull
     request's checkout). A batch job passes the artefacts hook and the worker image it
-    keeps for all its submissions, and no spare worker (`run.grade`). Returns the result
-    and the images score.md shows."""
+    keeps for all its submissions, and whether its workers get a spare (`run.grade`).
+    Returns the result and the images score.md shows."""
     from autograder.grading.run import SUITES, grade, select_topics
     from autograder.isolation.image import image_config, start_image
 

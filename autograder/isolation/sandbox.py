@@ -430,17 +430,18 @@ class Sandbox:
         """(result, names of the arguments it modified) of one call into student code."""
         return self.call_many(module, function, [(args, kwargs)], patches)[0]
 
-    def submit(self, module: str, function: str, args: tuple, patches: dict | None = None):
+    def submit(self, module: str, function: str, args: tuple, patches: dict | None = None) -> "Pending":
         """One call run in the background on a second worker (forked from the same image,
         holding the same submission), or without a spare on the main worker when its result
-        is first asked: a Future (or a `Pending`) whose `result()` is what `call` would
-        return, or raises what it would raise. Calls submitted together run one after another."""
+        is first asked: its `result()` is what `call` would return, or raises what it would
+        raise. Calls submitted together run one after another."""
         if not self.spare:
             return Pending(lambda: self.call(module, function, args, {}, patches))
         self.probe(module)               # here: the main worker serves this thread only
         if self._background is None:
             self._background = ThreadPoolExecutor(1, thread_name_prefix="autograder-spare")
-        return self._background.submit(lambda: self.call_many(module, function, [(args, {})], patches, "spare")[0])
+        running = self._background.submit(self.call_many, module, function, [(args, {})], patches, "spare")
+        return Pending(lambda: running.result()[0])
 
     def call_many(self, module: str, function: str, calls: list, patches: dict | None = None,
                   slot: str = "main") -> list:
@@ -537,7 +538,7 @@ class StudentFunction:
         self._module.last_mutated = mutated
         return result
 
-    def submit(self, *args) -> "Pending":
+    def submit(self, *args) -> Pending:
         """self(*args), run in the background on a second worker (see `Sandbox.submit`): its
         `result()` is the call's result, or raises what the call raised."""
         call = self._module._sandbox.submit(self._module._name, self._name, args, self._patches)

@@ -74,30 +74,27 @@ def _memo_font_class():
             super().__init__(*args, **kwargs)
             self._memo: dict = {}
 
-        def _kept(self, key, make):
+    def kept(name: str):
+        """The font's method `name`, its answers kept by their arguments."""
+        make = getattr(ImageFont.FreeTypeFont, name)
+
+        def method(self, *args, **kwargs):
+            key = (name, args, tuple(sorted(kwargs.items())))
             try:
                 return self._memo[key]
             except KeyError:
                 pass
             except TypeError:          # an unhashable argument: nothing to keep
-                return make()
+                return make(self, *args, **kwargs)
             if len(self._memo) >= MEMO_TEXTS:
                 self._memo.clear()
-            value = self._memo[key] = make()
+            value = self._memo[key] = make(self, *args, **kwargs)
             return value
 
-        def getmask2(self, text, *args, **kwargs):
-            return self._kept(("mask", text, args, tuple(sorted(kwargs.items()))),
-                              lambda: super(MemoFont, self).getmask2(text, *args, **kwargs))
+        return method
 
-        def getbbox(self, text, *args, **kwargs):
-            return self._kept(("bbox", text, args, tuple(sorted(kwargs.items()))),
-                              lambda: super(MemoFont, self).getbbox(text, *args, **kwargs))
-
-        def getlength(self, text, *args, **kwargs):
-            return self._kept(("length", text, args, tuple(sorted(kwargs.items()))),
-                              lambda: super(MemoFont, self).getlength(text, *args, **kwargs))
-
+    for name in ("getmask2", "getbbox", "getlength"):
+        setattr(MemoFont, name, kept(name))
     return MemoFont
 
 
