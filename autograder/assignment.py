@@ -12,8 +12,9 @@ the worker all import it by one name.
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import yaml
@@ -30,6 +31,43 @@ VISIBILITIES = ("public", "hidden")
 
 class UnitError(ValueError):
     """The unit folder or its manifest is broken (the grader cannot run: exit 2)."""
+
+
+# The manifest's schema: every key `unit.yaml` may hold, with its meaning. `load` refuses
+# any other key (naming the nearest valid one: a misspelt `hiden_helpers` would otherwise
+# leave the oracles out silently), and docs/AUTHORING.md's table of keys is written from
+# this dict by scripts/make_authoring_table.py (tests/test_manifest.py checks for drift).
+MANIFEST_KEYS = {
+    "name": "the unit's id, a Python identifier (default: the folder's name)",
+    "title": "the unit's title, in reports",
+    "reference": "folder of the reference solution, relative to the unit (default `reference`)",
+    "public_tests": "folder of the public tests (default `public`)",
+    "hidden_tests": "folder of the hidden suites (default `hidden`)",
+    "rubric": "folder of the rubric files, one `<topic>.yaml` each (default `rubric`)",
+    "stubs": "where students find the stubs in their checkout; named in messages, and where `make stubs` writes",
+    "signals_title": "heading of the report section for the booleans suites record in `signals`",
+    "helpers": "modules of the unit loaded into every worker (objects passed to student functions)",
+    "hidden_helpers": "modules of the unit loaded into the worker only when hidden suites run",
+    "artefacts": "module of the unit with an `Artefacts` class (extra report files), optional",
+    "oral_exam": "file mapping the course notes' oral-exam questions to the tests that back them, optional",
+    "secret": "paths in the unit folder never shipped to students (`make release` and its leak check)",
+    "limits": "the worker's limits: " + ", ".join(f"`{f.name}`" for f in fields(Limits)),
+    "preload": "modules (numpy and the standard library) loaded before the worker is locked in: "
+               "exactly what exercises may import",
+    "topics": "in report order: `id`, `module` (the student's file without `.py`), `functions` with "
+              "`keep: [i, ...]` for the returned tuple elements that stay in the worker (caches)",
+}
+TOPIC_KEYS = ("id", "module", "functions")
+FUNCTION_KEYS = ("keep",)
+
+
+def _refuse_unknown(keys, allowed, where: str) -> None:
+    """A UnitError naming the first key not in `allowed` and the nearest valid one."""
+    for key in keys:
+        if key not in allowed:
+            near = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]!r}?" if near else f"; valid keys: {', '.join(allowed)}"
+            raise UnitError(f"{where}: unknown key {key!r}{hint}")
 
 
 @dataclass(frozen=True)
@@ -139,11 +177,19 @@ def load(name_or_path: str | Path | None = None) -> Unit:
     except yaml.YAMLError as exc:
         raise UnitError(f"{path / MANIFEST}: {exc}") from None
     where = f"{path.name}/{MANIFEST}"
+    if not isinstance(data, dict):
+        raise UnitError(f"{where}: the manifest must be a mapping of keys")
+    _refuse_unknown(data, MANIFEST_KEYS, where)
     name = data.get("name") or path.name
     if not str(name).isidentifier():
         raise UnitError(f"{where}: the name {name!r} must be a Python identifier")
     topics = []
     for entry in data.get("topics") or []:
+        if isinstance(entry, dict):
+            _refuse_unknown(entry, TOPIC_KEYS, f"{where}: topic {entry.get('id', '?')!r}")
+            for function, spec in (entry.get("functions") or {}).items():
+                if isinstance(spec, dict):
+                    _refuse_unknown(spec, FUNCTION_KEYS, f"{where}: {entry.get('id', '?')}.{function}")
         try:
             functions = {str(f): tuple(int(i) for i in (spec or {}).get("keep", ()))
                          for f, spec in (entry.get("functions") or {}).items()}
@@ -155,8 +201,11 @@ def load(name_or_path: str | Path | None = None) -> Unit:
     dirs = {key: path / str(data.get(key, default_dir))
             for key, default_dir in (("reference", "reference"), ("public_tests", "public"),
                                      ("hidden_tests", "hidden"), ("rubric", "rubric"))}
+    limits_data = data.get("limits") or {}
+    if isinstance(limits_data, dict):
+        _refuse_unknown(limits_data, [f.name for f in fields(Limits)], f"{where}: limits")
     try:
-        limits = Limits(**(data.get("limits") or {}))
+        limits = Limits(**limits_data)
     except TypeError as exc:
         raise UnitError(f"{where}: limits: {exc}") from None
     rubric = load_rubric(dirs["rubric"], [t.id for t in topics], unit=name)

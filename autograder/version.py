@@ -1,7 +1,9 @@
-"""The grader's version, as reports and class files record it: the package version and a
+"""The grader's version, as reports and class files record it: the package version, a
 digest of everything that decides a score (the engine's code and the unit's files: rubric,
-hidden suites, reference, catalogues). A rerun of `batch` regrades a submission only when
-this or its seed changed."""
+hidden suites, reference, catalogues), and the versions of the libraries that compute with
+the student's numbers or run the suites (numpy, pytest): a new numpy can round differently
+and a new pytest can collect differently, so either can change a score. A rerun of `batch`
+regrades a submission only when this or its seed changed."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from pathlib import Path
 
 ENGINE = Path(__file__).resolve().parent
 SCORED = (".py", ".yaml", ".po")
+# Libraries whose version can change a score; each is named in the version string.
+SCORING_LIBRARIES = ("numpy", "pytest")
 
 
 def _files(folder: Path, skip_units: bool):
@@ -38,4 +42,12 @@ def grader_version(unit_path: Path) -> str:
         if target.is_dir():
             for rel, path in _files(target.resolve(), False):
                 digest.update(f"{link}/{rel.as_posix()}".encode() + b"\0" + path.read_bytes() + b"\0")
-    return f"{package}+{digest.hexdigest()[:12]}"
+    libraries = ".".join(f"{name}{_version_of(name)}" for name in SCORING_LIBRARIES)
+    return f"{package}+{digest.hexdigest()[:12]}.{libraries}"
+
+
+def _version_of(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,29 @@
+"""The grader's version names what can change a score: the engine and unit (a digest) and
+the libraries that compute and collect (numpy, pytest)."""
+
+from importlib import metadata
+
+import numpy
+import pytest
+
+from autograder import assignment
+from autograder.version import grader_version
+
+
+def test_grader_version_names_numpy_and_pytest():
+    version = grader_version(assignment.load().path)
+    assert f"numpy{numpy.__version__}" in version
+    assert f"pytest{pytest.__version__}" in version
+    assert version.startswith(metadata.version("autograder") + "+")
+
+
+def test_grader_version_changes_with_a_scoring_library(monkeypatch):
+    unit = assignment.load().path
+    before = grader_version(unit)
+    grader_version.cache_clear()
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: "0.0.1" if name == "numpy" else real(name))
+    try:
+        assert grader_version(unit) != before
+    finally:
+        grader_version.cache_clear()
