@@ -11,12 +11,13 @@ SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
-.PHONY: grade test sweep stubs bench release clean help venv i18n catalogues nbgrader
+.PHONY: grade test sweep lint stubs bench release clean help venv i18n catalogues nbgrader
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
 	@echo "make test     run the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
+	@echo "make lint     ruff and mypy (run by make test)"
 	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, the nbgrader round trip, containment as root"
 	@echo "make stubs    regenerate assignments/ from solutions/"
 	@echo "make nbgrader regenerate the nbgrader course in course/"
@@ -55,6 +56,11 @@ grade: $(VENV)/.installed-base catalogues
 # On TEST_JOBS processes; tests/conftest.py decides which tests must share one.
 test: $(VENV)/.installed-dev catalogues
 	$(CACHED) $(PY) -m pytest tests -q -n $(TEST_JOBS) -m "not sweep"
+
+# ruff (pyflakes, syntax, bugbear, import order, pyupgrade) over the code and mypy over the engine.
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check autograder scripts tests
+	$(VENV)/bin/mypy
 
 sweep: $(VENV)/.installed-dev catalogues
 	$(CACHED) $(PY) -m pytest tests -q -n $(TEST_JOBS) -m sweep
