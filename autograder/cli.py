@@ -1,5 +1,5 @@
 """Command line: `python -m autograder grade [DIR]`, `batch ROOT`, `merge SHARD_DIR...`,
-`pr CHECKOUT` (CI) and `gradescope` (Gradescope's run_autograder).
+`pr CHECKOUT` (CI), `gradescope` (Gradescope's run_autograder) and `new-unit NAME`.
 
 Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
 The assignment is a unit folder (`--assignment NAME|PATH`); with one unit installed it
@@ -69,11 +69,12 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--manifest", type=Path, default=None, metavar="FILE",
                    help="the release's protected-files.sha256: a submission that holds the student repository "
                         "is flagged in class.csv's tampered column when it changed a protected file")
-    from autograder import gradescope, merge, pr
+    from autograder import gradescope, merge, new_unit, pr
 
     pr.add_parser(sub)
     merge.add_parser(sub)
     gradescope.add_parser(sub)
+    new_unit.add_parser(sub)
     return p
 
 
@@ -197,8 +198,9 @@ def main(argv=None) -> int:
     try:
         if args.command == "grade":          # the others' modules are imported only for them
             return cmd_grade(args)
-        command = importlib.import_module(f"autograder.{args.command}")
-        return getattr(command, f"cmd_{args.command}")(args)
+        name = args.command.replace("-", "_")          # new-unit -> autograder.new_unit.cmd_new_unit
+        command = importlib.import_module(f"autograder.{name}")
+        return getattr(command, f"cmd_{name}")(args)
     except (GraderError, RubricError, assignment.UnitError) as exc:
         print(f"autograder: the grader could not run: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_GRADER

@@ -5,65 +5,25 @@ and no engine file names the course's own unit."""
 from __future__ import annotations
 
 import subprocess
-import textwrap
+import sys
 from pathlib import Path
 
 from helpers import REPO, grade
 
 ENGINE = REPO / "autograder"
 
-UNIT_FILES = {
-    "unit.yaml": """
-        name: tiny_unit
-        title: A second unit
-        stubs: assignments/tiny_unit
-        limits: {call_timeout_s: 5, import_timeout_s: 10, memory_mb: 512, cpu_s: 60}
-        preload: [math, numpy]
-        topics:
-          - id: doubling
-            module: doubler
-            functions:
-              double: {}
-    """,
-    "rubric/doubling.yaml": """
-        topic: doubling
-        title: Doubling a number
-        points: 3
-        tests:
-          - {test: test_double_of_two, visibility: public, points: 1, hint: "double(2) is 4."}
-          - {test: test_double_matches_reference, visibility: hidden, points: 2, hint: "Multiply by two."}
-    """,
-    "public/test_doubling.py": """
-        def test_double_of_two(doubler):
-            assert doubler.double(2.0) == 4.0, "double(2) should be 4"
-    """,
-    "helpers/__init__.py": """
-        SAMPLES = 5
-    """,
-    "hidden/test_doubling.py": """
-        from autograder.units.tiny_unit.helpers import SAMPLES   # the unit's own code, by its package name
 
 
-        def test_double_matches_reference(doubler, reference, rng):
-            for x in rng.normal(size=SAMPLES):
-                assert doubler.double(float(x)) == reference.doubler.double(float(x)), f"double({x:.3f}) is wrong"
-    """,
-    "reference/doubler.py": """
-        def double(x):
-            return 2 * x
-    """,
-}
-
-
-def write_unit(root: Path) -> Path:
-    for name, text in UNIT_FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text).lstrip())
-    return root
+def scaffold(root: Path) -> Path:
+    """The unit `python -m autograder new-unit` writes: the smallest complete example."""
+    proc = subprocess.run([sys.executable, "-m", "autograder", "new-unit", "tiny_unit", "--dest", str(root)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    return root / "tiny_unit"
 
 
 def test_a_second_unit_is_graded_without_engine_changes(tmp_path):
-    unit = write_unit(tmp_path / "tiny_unit")
+    unit = scaffold(tmp_path)
     right, wrong = tmp_path / "right", tmp_path / "wrong"
     right.mkdir()
     wrong.mkdir()
@@ -97,3 +57,23 @@ def test_the_engine_never_names_a_unit():
     proc = subprocess.run(["grep", "-rn", "--exclude-dir=units", "rnn_prehistory", str(ENGINE)],
                           capture_output=True, text=True)
     assert proc.stdout == "", proc.stdout
+
+
+def test_the_scaffold_grades_its_reference_fully_and_its_stub_as_unwritten(tmp_path):
+    unit = scaffold(tmp_path)
+    proc, score = grade(unit / "reference", tmp_path / "out-ref", "--assignment", unit)
+    assert proc.returncode == 0, proc.stderr
+    assert score["earned"] == score["possible"] == 3.0
+    proc, score = grade(unit / "stubs", tmp_path / "out-stub", "--assignment", unit)
+    assert proc.returncode == 0, proc.stderr
+    assert score["earned"] == 0 and score["topics"][0]["status"] == "not_implemented"
+
+
+def test_new_unit_refuses_an_existing_folder_and_a_bad_name(tmp_path):
+    scaffold(tmp_path)
+    again = subprocess.run([sys.executable, "-m", "autograder", "new-unit", "tiny_unit", "--dest", str(tmp_path)],
+                           capture_output=True, text=True, cwd=REPO)
+    assert again.returncode == 2 and "already exists" in again.stderr
+    bad = subprocess.run([sys.executable, "-m", "autograder", "new-unit", "tiny-unit", "--dest", str(tmp_path)],
+                         capture_output=True, text=True, cwd=REPO)
+    assert bad.returncode == 2 and "Python identifier" in bad.stderr
