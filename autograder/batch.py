@@ -37,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder import assignment, intake, reports
+from autograder.reports.class_report import student_folder
 from autograder.reports.text import csv_cell
 from autograder.version import grader_version
 
@@ -175,7 +176,7 @@ def cmd_batch(args) -> int:
                 rows[i] = row
             else:
                 if not entry.source.is_dir():
-                    keep_unpacked(entry, args.out / entry.name / UNPACKED)
+                    keep_unpacked(entry, student_folder(args.out, entry.name) / UNPACKED)
                 tasks.put((i, entry, plan.get(entry.name)))
                 continue
             progress.tick(rows[i])
@@ -188,7 +189,8 @@ def cmd_batch(args) -> int:
                 except queue.Empty:
                     break
                 job = job or Job(job_config)
-                rows[i], healthy = grade_in_job(job, entry, args.out / entry.name, args.timeout, topics)
+                rows[i], healthy = grade_in_job(job, entry, student_folder(args.out, entry.name), args.timeout,
+                                                topics)
                 progress.tick(rows[i])
                 if not healthy:
                     job.stop()
@@ -229,17 +231,18 @@ def keep_unpacked(entry, folder: Path) -> None:
     entry.folder = folder
 
 
-def _blank_row(name: str) -> dict:
-    return {"submission": name, "earned": "", "possible": "", "status": "grader_error", "seed": "", "detail": ""}
+def _blank_row(name: str, folder: str = "") -> dict:
+    return {"submission": name, "folder": folder, "earned": "", "possible": "", "status": "grader_error", "seed": "",
+            "detail": ""}
 
 
-def _row_from(name: str, summary: dict) -> dict:
+def _row_from(entry, summary: dict) -> dict:
     """A class.csv row from a grading's summary (topic -> earned and status)."""
     topics = summary["topics"]
     statuses = {t["status"] for t in topics.values()}
     status = "not_implemented" if statuses == {"not_implemented"} else "graded"
-    row = dict(_blank_row(name), earned=summary["earned"], possible=summary["possible"], status=status,
-               seed=summary["seed"])
+    row = dict(_blank_row(entry.name, entry.shown_as), earned=summary["earned"], possible=summary["possible"],
+               status=status, seed=summary["seed"])
     for topic, t in topics.items():
         row[topic], row[f"{topic}_status"] = t["earned"], t["status"]
     return row
@@ -254,7 +257,7 @@ def previous_row(unit, entry, args, version: str) -> dict | None:
     if getattr(args, "plan", None):         # a plan grades each submission on its own topics: no reuse
         return None
     try:
-        score = json.loads((args.out / entry.name / "score.json").read_text(encoding="utf-8"))
+        score = json.loads((student_folder(args.out, entry.name) / "score.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     seed = args.seed if args.seed is not None else submission_seed(unit, entry.folder)
@@ -265,7 +268,7 @@ def previous_row(unit, entry, args, version: str) -> dict | None:
         return None
     summary = {"earned": score["earned"], "possible": score["possible"], "seed": score["seed"],
                "topics": {t["id"]: {"earned": t["earned"], "status": t["status"]} for t in score["topics"]}}
-    return dict(_row_from(entry.name, summary), detail="unchanged since the last run: not regraded")
+    return dict(_row_from(entry, summary), detail="unchanged since the last run: not regraded")
 
 
 def read_plan(path: Path, unit) -> dict[str, list[str]]:
@@ -300,7 +303,7 @@ def job_configs(config: dict, jobs: int) -> list[dict]:
 
 def grade_in_job(job: Job, entry, out: Path, timeout: float, topics: list[str] | None = None) -> tuple[dict, bool]:
     """(class.csv row, whether the job can take another submission)."""
-    row = _blank_row(entry.name)
+    row = _blank_row(entry.name, entry.shown_as)
     try:
         reply = job.grade({"submission": str(entry.folder), "out": str(out), "topics": topics,
                            "shown_as": entry.shown_as}, timeout)
@@ -310,7 +313,7 @@ def grade_in_job(job: Job, entry, out: Path, timeout: float, topics: list[str] |
         return dict(row, detail=f"the grading process stopped: {died}"), False
     if reply.get("status") != "graded":
         return dict(row, detail=str(reply.get("detail", ""))[-300:]), True
-    return _row_from(entry.name, reply), True
+    return _row_from(entry, reply), True
 
 
 def tamper_flags(entry, manifest: dict[str, str], stubs: str) -> str:
@@ -333,7 +336,7 @@ def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int, version: 
     the same file as one run), the topics in rubric order (score, then status)."""
     from autograder.reports.class_report import in_class_order
 
-    fields = ["submission", "earned", "possible", "status", "seed", "grader_version", "tampered"]
+    fields = ["submission", "earned", "possible", "status", "seed", "grader_version", "tampered", "folder"]
     for t in unit.topics:
         if any(r.get(t.id, "") != "" for r in rows):
             fields += [t.id, f"{t.id}_status"]

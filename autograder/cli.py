@@ -148,6 +148,12 @@ def cmd_grade(args) -> int:
     if not submission.is_dir():
         print(f"autograder: submission folder {submission} does not exist", file=sys.stderr)
         return EXIT_GRADER
+    from autograder.intake import link_in_given_path
+
+    if link := link_in_given_path(submission):
+        print(f"autograder: {link} is a link: the grader follows no link to the module files; "
+              "grade the folder itself", file=sys.stderr)
+        return EXIT_GRADER
     from autograder.grading.run import Options
 
     options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission, args.lang,

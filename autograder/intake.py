@@ -3,19 +3,30 @@
 Each entry of ROOT is one student's:
 - a folder holding the module files, or holding them one folder level down (the usual
   LMS download: `george/<assignment>/*.py`), or a clone of the student's repository
-  (only the module files are graded, wherever the stubs' folder puts them);
+  (only the module files are graded, wherever the stubs' folder puts them); any chain of
+  single wrapper folders around it (GitHub's "Download ZIP": `lee-main/`) is looked through;
 - a `.zip`, `.tar.gz`, `.tgz` or `.tar` archive of any of those; only the module files
-  are taken out (regular files, a size limit, no path outside the scratch folder).
+  are taken out (regular files, a size limit, no path outside the scratch folder), by a
+  child process with limits on time, unpacked bytes, members and compression ratio: an
+  archive bomb costs its own entry a few seconds, never the class.
+
+No link is followed on the way to the module files: a folder, wrapper or module file that
+is a link (into a classmate's clone, into the grader) is refused with a message naming it.
 
 Anything else is reported, never silently skipped: a folder or archive with no module file
-is `missing`; a file that is no archive, an archive that cannot be read, or a folder whose
-module files sit in two places is `not_a_submission`, with the reason in the student's
-own paths.
+is `missing`; a file that is no archive, an archive that cannot be read or is over a limit,
+a link, or a folder whose module files sit in two places is `not_a_submission`, with the
+reason in the student's own paths.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import stat
+import subprocess
+import sys
 import tarfile
 import zipfile
 from dataclasses import dataclass
@@ -23,7 +34,13 @@ from pathlib import Path, PurePosixPath
 
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar")
 MAX_MODULE_BYTES = 2 << 20      # a module file larger than this is not a student's exercise
-MAX_DEPTH = 3                   # module files deeper than student/a/b/c.py are not looked for
+MAX_DEPTH = 3                   # module files deeper than student/a/b/c.py (below wrappers) are not looked for
+MAX_WRAPPERS = 8                # single wrapper folders looked through (lee/lee-main/...)
+JUNK = frozenset({"__MACOSX", ".DS_Store", "Thumbs.db"})   # what archivers add beside a wrapper
+# An archive is unpacked by a child that stops at the first limit it meets. A student's
+# repository is a few MB; a bomb declares terabytes in a few MB of zeros.
+UNPACK_LIMITS = {"bytes": 256 << 20, "members": 20_000, "ratio": 200, "seconds": 20.0}
+RATIO_FLOOR = 16 << 20          # below this many unpacked bytes the ratio is not judged (tar headers compress well)
 
 
 @dataclass
@@ -60,66 +77,185 @@ def _choose(name: str, folders: list[PurePosixPath]) -> tuple[PurePosixPath | No
     return folders[0], ""
 
 
-def _from_folder(path: Path, modules: set[str]) -> Entry:
-    name = path.name
-    # Module files only, at most MAX_DEPTH deep: a repository clone's other trees are never walked.
-    candidates = (p for depth in range(MAX_DEPTH) for m in modules for p in path.glob("*/" * depth + f"{m}.py"))
-    files = [PurePosixPath(p.relative_to(path).as_posix()) for p in candidates
-             if p.is_file() and not p.is_symlink() and ".git" not in p.relative_to(path).parts]
+def _links_refused(name: str, links: list[PurePosixPath]) -> str:
+    shown = ", ".join(f"{name}/{p}" for p in sorted(links)[:3])
+    return (f"{shown} {'is a link' if len(links) == 1 else 'are links'}: the grader follows no link to the "
+            "module files; put the files themselves there")
+
+
+def _wrapped(path: Path) -> PurePosixPath:
+    """The chain of single wrapper folders below `path` (a folder whose only entry, junk
+    aside, is a folder that is not a link), relative to `path`: "." where there is none."""
+    inside = PurePosixPath(".")
+    for _ in range(MAX_WRAPPERS):
+        try:
+            entries = [e for e in os.scandir(path / inside) if e.name not in JUNK]
+        except OSError:
+            break
+        if len(entries) != 1 or not entries[0].is_dir(follow_symlinks=False):
+            break
+        inside /= entries[0].name
+    return inside
+
+
+def _walk(path: Path, wanted: set[str]) -> tuple[list[PurePosixPath], list[PurePosixPath]]:
+    """(module files, links) below `path`, relative to it, at most MAX_DEPTH deep below its
+    wrapper folders; no link is followed and no `.git` walked (a clone's other trees are
+    never read)."""
+    files, links = [], []
+    start = _wrapped(path)
+    level = [start]
+    for depth in range(MAX_DEPTH):
+        below = []
+        for folder in level:
+            try:
+                entries = list(os.scandir(path / folder))
+            except OSError:
+                continue
+            for e in entries:
+                rel = folder / e.name
+                if e.is_symlink():
+                    links.append(rel)
+                elif e.is_dir(follow_symlinks=False):
+                    if e.name != ".git" and e.name not in JUNK and depth + 1 < MAX_DEPTH:
+                        below.append(rel)
+                elif e.name in wanted and e.is_file(follow_symlinks=False):
+                    files.append(rel)
+        level = below
+    return files, links
+
+
+def _from_folder(path: Path, modules: set[str], name: str | None = None) -> Entry:
+    name = name or path.name
+    wanted = {f"{m}.py" for m in modules}
+    if path.is_symlink():
+        return Entry(name, path, None, "not_a_submission", _links_refused(name, [PurePosixPath(".")]))
+    files, links = _walk(path, wanted)
     folder, why = _choose(name, _module_folders(files))
     if why:
         return Entry(name, path, None, "not_a_submission", why)
     if folder is None:
-        return Entry(name, path, None, "missing", f"no module file ({', '.join(f'{m}.py' for m in sorted(modules))[:160]}) in {name}/")
+        if links:          # the files may be behind a link: say so rather than "missing"
+            return Entry(name, path, None, "not_a_submission", _links_refused(name, links))
+        return Entry(name, path, None, "missing", f"no module file ({', '.join(sorted(wanted))[:160]}) in {name}/")
+    linked_modules = [p for p in links if p.parent == folder and p.name in wanted]
+    if linked_modules:
+        return Entry(name, path, None, "not_a_submission", _links_refused(name, linked_modules))
     shown = f"{name}/{folder}" if str(folder) != "." else name
     return Entry(name, path, path / folder, "ok", shown_as=shown)
 
 
-def _module_members(archive: Path, modules: set[str]) -> dict[PurePosixPath, bytes]:
-    """The module files of an archive (regular files, at most MAX_MODULE_BYTES + 1 bytes read
-    each), by their path inside it, read in one pass (a .tar.gz is decompressed once)."""
-    wanted = {f"{m}.py" for m in modules}
+# ------------------------------------------------------------------ archives, in a child
+class OverLimit(Exception):
+    pass
+
+
+def _unpack(archive: Path, target: Path, wanted: set[str], limits: dict) -> dict:
+    """Write the module files of `archive` below `target` (their paths inside it kept, at most
+    MAX_MODULE_BYTES + 1 bytes each); stop at the first limit. Runs in the child. Returns
+    {"files": [...], "links": [...]} (paths inside the archive) or {"refused": why}."""
+    packed = max(archive.stat().st_size, 1)
+    total, members, files, links = 0, 0, [], []
+
+    def count(size: int) -> None:
+        nonlocal total, members
+        total, members = total + max(size, 0), members + 1
+        if members > limits["members"]:
+            raise OverLimit(f"it holds more than {limits['members']} files")
+        if total > limits["bytes"]:
+            raise OverLimit(f"it unpacks to more than {limits['bytes'] >> 20} MB")
+        if total > RATIO_FLOOR and total > limits["ratio"] * packed:
+            raise OverLimit(f"it unpacks to more than {limits['ratio']} times its size (an archive bomb?)")
 
     def keep(p: PurePosixPath) -> bool:
-        return (p.name in wanted and ".." not in p.parts and not p.is_absolute() and "__MACOSX" not in p.parts
-                and len(p.parts) <= MAX_DEPTH)
+        return (p.name in wanted and ".." not in p.parts and not p.is_absolute()
+                and not JUNK.intersection(p.parts) and ".git" not in p.parts)
 
-    out = {}
-    if archive.name.lower().endswith(".zip"):
-        with zipfile.ZipFile(archive) as z:
-            for info in z.infolist():
-                if not info.is_dir() and keep(p := PurePosixPath(info.filename)):
-                    with z.open(info) as f:
-                        out[p] = f.read(MAX_MODULE_BYTES + 1)
-        return out
-    with tarfile.open(archive) as t:
-        for m in t:
-            if m.isfile() and keep(p := PurePosixPath(m.name)):
-                out[p] = t.extractfile(m).read(MAX_MODULE_BYTES + 1)
-    return out
+    def write(p: PurePosixPath, source) -> None:
+        out = target.joinpath(*p.parts)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(source.read(MAX_MODULE_BYTES + 1))
+        files.append(str(p))
+
+    try:
+        if archive.name.lower().endswith(".zip"):
+            with zipfile.ZipFile(archive) as z:
+                for info in z.infolist():
+                    count(info.file_size)
+                for info in z.infolist():
+                    p = PurePosixPath(info.filename)
+                    if stat.S_ISLNK(info.external_attr >> 16):
+                        links.append(str(p))
+                    elif not info.is_dir() and keep(p):
+                        with z.open(info) as f:
+                            write(p, f)
+        else:
+            # The declared sizes are counted before the stream is read past them: a bomb is
+            # refused at its first header, not after decompressing what it declares.
+            with tarfile.open(archive) as t:
+                while (m := t.next()) is not None:
+                    count(m.size + tarfile.BLOCKSIZE)
+                    p = PurePosixPath(m.name)
+                    if m.issym() or m.islnk():
+                        links.append(str(p))
+                    elif m.isfile() and keep(p):
+                        write(p, t.extractfile(m))
+    except OverLimit as exc:
+        return {"refused": str(exc)}
+    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, ValueError, RuntimeError) as exc:
+        return {"refused": f"it cannot be read as an archive ({type(exc).__name__}: {str(exc)[:200]})"}
+    return {"files": files, "links": links}
+
+
+def _unpack_in_child(archive: Path, target: Path, wanted: set[str]) -> dict:
+    """`_unpack` in a child process with a time and memory limit: the coordinator never
+    decompresses anything itself."""
+    limits = UNPACK_LIMITS
+    task = json.dumps({"archive": str(archive), "target": str(target), "wanted": sorted(wanted), "limits": limits})
+    try:
+        done = subprocess.run([sys.executable, "-m", "autograder.intake", task], capture_output=True,
+                              timeout=limits["seconds"], start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return {"refused": f"unpacking it took longer than {limits['seconds']:g} s"}
+    try:
+        return json.loads(done.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"refused": f"it could not be unpacked ({done.stderr.decode(errors='replace').strip()[-200:]})"}
+
+
+def _child_main(task: dict) -> None:
+    import resource
+
+    memory = 512 << 20
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    print(json.dumps(_unpack(Path(task["archive"]), Path(task["target"]), set(task["wanted"]), task["limits"])))
 
 
 def _from_archive(path: Path, modules: set[str], scratch: Path) -> Entry:
     name = _student_name(path)
-    try:
-        members = _module_members(path, modules)
-    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as exc:
-        return Entry(name, path, None, "not_a_submission", f"{path.name} cannot be read as an archive ({exc})")
-    folder, why = _choose(name, _module_folders(members))
+    target = scratch / path.name
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    unpacked = _unpack_in_child(path, target, {f"{m}.py" for m in modules})
+    if "refused" in unpacked:
+        shutil.rmtree(target, ignore_errors=True)
+        return Entry(name, path, None, "not_a_submission", f"{path.name}: {unpacked['refused']}")
+    files = [PurePosixPath(f) for f in unpacked["files"]]
+    folder, why = _choose(name, _module_folders(files))
     if why:
         return Entry(name, path, None, "not_a_submission", f"{path.name}: {why}")
     if folder is None:
+        links = [PurePosixPath(p) for p in unpacked["links"]]
+        if links:
+            return Entry(name, path, None, "not_a_submission", f"{path.name}: {_links_refused(name, links)}")
         return Entry(name, path, None, "missing", f"no module file in {path.name}")
-    target = scratch / name
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    for member, data in members.items():
-        if member.parent == folder:
-            if len(data) > MAX_MODULE_BYTES:
-                return Entry(name, path, None, "not_a_submission", f"{path.name}: {member} is larger than 2 MB")
-            (target / member.name).write_bytes(data)
+    for member in files:
+        if member.parent == folder and (target / member).stat().st_size > MAX_MODULE_BYTES:
+            return Entry(name, path, None, "not_a_submission", f"{path.name}: {member} is larger than 2 MB")
     shown = f"{path.name}/{folder}" if str(folder) != "." else path.name
-    return Entry(name, path, target, "ok", shown_as=shown)
+    return Entry(name, path, target / folder, "ok", shown_as=shown)
 
 
 def find(root: Path, modules: set[str], scratch: Path) -> list[Entry]:
@@ -147,9 +283,32 @@ def find(root: Path, modules: set[str], scratch: Path) -> list[Entry]:
 
 def from_upload(folder: Path, modules: set[str]) -> Entry:
     """One student's upload unpacked in `folder` (Gradescope's submission folder): the module
-    files at its top, one level down, or in a clone of the student repository."""
-    entry = _from_folder(Path(folder), modules)
+    files at its top, in wrapper folders, or in a clone of the student repository."""
+    entry = _from_folder(Path(folder), modules, name="submission")
     if entry.status == "ok":
         inside = entry.folder.relative_to(folder).as_posix()
         entry.shown_as = "" if inside == "." else inside
     return entry
+
+
+def links_on_the_way(base: Path, inside: Path) -> str:
+    """The first component of `inside` (a relative path below `base`) that is a link, as
+    `inside` spells it; "" when there is none. What `grade` and `pr` check before reading
+    the module files of a folder (each file itself is opened without following a link)."""
+    here = Path(base)
+    for i, part in enumerate(Path(inside).parts):
+        here /= part
+        if part not in (".", "..") and here.is_symlink():
+            return Path(*Path(inside).parts[: i + 1]).as_posix()
+    return ""
+
+
+def link_in_given_path(path: Path) -> str:
+    """`links_on_the_way` for a folder named on the command line: each component of a relative
+    path, the last one of an absolute path (the folders above it are the machine's)."""
+    path = Path(path)
+    return links_on_the_way(path.parent, Path(path.name)) if path.is_absolute() else links_on_the_way(Path.cwd(), path)
+
+
+if __name__ == "__main__":
+    _child_main(json.loads(sys.argv[1]))

@@ -4,7 +4,7 @@ sharded regrade (`batch ROOT --shard K/N --out SHARD_DIR`, one per CI runner or 
 Every shard's `class.shardKofN.csv` must be there, once each, written by one grader
 version; a missing or doubled shard stops the merge with a message naming it (a class
 file silently short of a third of the class would be worse than none). The submissions'
-report folders are copied into DIR, and DIR gets the class file and the class report that
+report folders (`SHARD_DIR/students/*`) are copied into DIR/students, and DIR gets the class file and the class report that
 one unsharded run would have written: `class.csv` holds the same rows in the same order.
 """
 
@@ -65,10 +65,9 @@ def cmd_merge(args) -> int:
             versions.add(row.pop("grader_version", ""))
             row["submission"] = unescaped(row["submission"])
             rows.append(row)
-        if path.parent.resolve() != out.resolve():
-            for entry in path.parent.iterdir():
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.copytree(entry, out / entry.name, dirs_exist_ok=True, symlinks=True)
+        students = path.parent / class_report.STUDENTS
+        if path.parent.resolve() != out.resolve() and students.is_dir() and not students.is_symlink():
+            shutil.copytree(students, out / class_report.STUDENTS, dirs_exist_ok=True, symlinks=True)
     versions.discard("")
     if len(versions) > 1:
         raise GraderError(f"the shards were graded by different grader versions ({', '.join(sorted(versions))}): "

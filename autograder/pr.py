@@ -73,11 +73,16 @@ def _append(path: str | None, text: str) -> None:
 def cmd_pr(args) -> int:
     from autograder.cli import EXIT_BELOW, EXIT_OK, grade_and_report
     from autograder.grading.run import Options
+    from autograder.grading.score import GraderError
+    from autograder.intake import links_on_the_way
     from autograder.isolation.sandbox import copy_submission
 
     started = time.perf_counter()
     unit = assignment.load(args.assignment)
     checkout = args.checkout.resolve()
+    if link := links_on_the_way(checkout, Path(unit.stubs)):
+        raise GraderError(f"{link} is a link in the pull request: the grader follows no link to the module files; "
+                          "commit the files themselves there")
     tampered = tampered_files(checkout, read_manifest(args.manifest))
     with tempfile.TemporaryDirectory(prefix="autograder-pr-") as tmp:
         submission = Path(tmp) / "submission"

@@ -69,7 +69,7 @@ def grade_class(root: Path, out: Path, plan: dict, *extra) -> dict:
     proc = run_grader("batch", root, "--out", out, "--jobs", "2", "--plan", plan_file, *extra, timeout=1800)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     scores = {}
-    for d in out.iterdir():
+    for d in (out / "students").iterdir():
         if d.is_dir():
             kind, name = d.name.split("-", 1)
             scores[kind, name] = json.loads((d / "score.json").read_text())

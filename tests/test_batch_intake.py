@@ -89,7 +89,7 @@ def test_batch_grades_them_reports_the_rest_and_resumes(tmp_path):
     assert header[:6] == ["submission", "earned", "possible", "status", "seed", "grader_version"]
     assert header.index("bptt") < header.index("bptt_status") < header.index("attention"), header
     assert len({rows[n]["grader_version"] for n in rows}) == 1 and rows["alice"]["grader_version"]
-    messages = [t["message"] for t in json.loads((out / "mike" / "score.json").read_text())["topics"]]
+    messages = [t["message"] for t in json.loads((out / "students" / "mike" / "score.json").read_text())["topics"]]
     assert any("mike/rnn_prehistory/attention.py" in m for m in messages), messages
     assert not any("assignments/rnn_prehistory" in m for m in messages), messages
     # A rerun regrades nothing that did not change; --force regrades everything.

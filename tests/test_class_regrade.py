@@ -203,7 +203,7 @@ def test_identical_copies_get_identical_scores(regraded):
     rows = regraded["rows"]
     same = ("seed", "earned") + tuple(t.id for t in UNIT.topics)
     assert [rows["copy-a"][k] for k in same] == [rows["copy-b"][k] for k in same]
-    a, b = (json.loads((regraded["out"] / n / "score.json").read_text()) for n in ("copy-a", "copy-b"))
+    a, b = (json.loads((regraded["out"] / "students" / n / "score.json").read_text()) for n in ("copy-a", "copy-b"))
     for doc in (a, b):
         doc.pop("duration_s"), doc.pop("submission")
     # Messages name the student's own file ("fill in the TODOs in copy-a/bleu.py"): nothing else differs.
@@ -292,7 +292,7 @@ def test_shards_merged_give_the_class_file_of_one_run(tmp_path, dist):
     assert merged.returncode == 0, merged.stderr
     assert (tmp_path / "merged" / "class.csv").read_text() == (tmp_path / "whole" / "class.csv").read_text()
     assert (tmp_path / "merged" / "class.md").read_text() == (tmp_path / "whole" / "class.md").read_text()
-    assert (tmp_path / "merged" / "ann" / "score.json").is_file()
+    assert (tmp_path / "merged" / "students" / "ann" / "score.json").is_file()
 
 
 SCHEMA = json.loads((REPO / "tests" / "gradescope_results.schema.json").read_text())
@@ -365,8 +365,8 @@ def test_the_roster_of_the_regrade_workflow_is_read_strictly(tmp_path):
 
 def test_an_archive_is_graded_from_files_kept_beside_its_reports(regraded):
     out = regraded["out"]
-    kept = out / "ivan" / "unpacked"
+    kept = out / "students" / "ivan" / "unpacked"
     assert sorted(p.name for p in kept.iterdir()) == sorted(p.name for p in SOLUTIONS.glob("*.py"))
-    evidence = (out / "ivan" / "evidence.yaml").read_text()
+    evidence = (out / "students" / "ivan" / "evidence.yaml").read_text()
     command = evidence.split("commands:", 1)[1].split("\n- ", 2)[1]
     assert " unpacked " in f" {command} " and "--seed" in command, command   # replays from the kept files

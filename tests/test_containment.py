@@ -738,7 +738,7 @@ def test_batch_one_student_cannot_kill_another(case):
     assert float(rows["alice"]["earned"]) == points("bptt") + points("attention"), rows
     assert rows["mallory"]["status"] == "graded" and float(rows["mallory"]["attention"]) == points("attention"), rows
     assert float(rows["mallory"]["bptt"]) == 0, rows
-    mallory = topic(json.loads((out / "mallory" / "score.json").read_text()), "bptt")
+    mallory = topic(json.loads((out / "students" / "mallory" / "score.json").read_text()), "bptt")
     assert mallory["status"] == "crashed", mallory["tests"][0]["message"]      # she killed herself, nobody else
 
 

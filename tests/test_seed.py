@@ -48,7 +48,7 @@ def test_class_csv_records_each_submission_seed(tmp_path):
     rows = {r["submission"]: r for r in csv.DictReader((tmp_path / "out" / "class.csv").open())}
     for name in ("alice", "bob"):
         assert int(rows[name]["seed"]) == submission_seed(UNIT, root / name)
-        assert int(rows[name]["seed"]) == json.loads((tmp_path / "out" / name / "score.json").read_text())["seed"]
+        assert int(rows[name]["seed"]) == json.loads((tmp_path / "out" / "students" / name / "score.json").read_text())["seed"]
     assert rows["alice"]["seed"] != rows["bob"]["seed"]
 
 

@@ -23,12 +23,19 @@ from autograder.reports.files import atomic_write
 from autograder.reports.text import csv_cell, markdown, one_line
 
 FILES = ("class.md", "class.html", "class.png")
+STUDENTS = "students"         # DIR/students/<submission>/: apart from the class files, whatever a student is called
 NOT_GRADED = ("missing", "not_a_submission", "grader_error", "timeout")
+LOST = ("error", "timeout", "crashed")       # a topic's statuses that cost it for another reason than its answers
 TOP = 15                      # rows of the failing-tests table
 TOP_PER_TOPIC = 4             # misconceptions shown per topic (every topic gets its own)
 BINS = 10                     # score distribution: tenths of the topic's points
 # A number standing alone (N=3, 9.1e-01), not one inside a name (d2l, h_T1).
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(\.\d+)?(e[-+]?\d+)?(?![\w.])", re.IGNORECASE)
+
+
+def student_folder(out: Path, submission: str) -> Path:
+    """Where batch writes one submission's reports (and merge copies them)."""
+    return Path(out) / STUDENTS / submission
 
 
 @dataclass
@@ -54,6 +61,7 @@ class ClassSummary:
     failing: list[tuple[str, int]]               # (topic/test id, students failing it)
     misconceptions: list[tuple[str, str, int]]   # (topic, what was named, students): rubric order, commonest first
     not_graded: list[tuple[str, str, str]]       # (submission, status, detail)
+    lost: list[tuple[str, str, str, str]]        # (submission, topic, status, message): graded, a topic lost
     tampered: list[tuple[str, str]]              # (submission, files)
 
 
@@ -71,7 +79,7 @@ def _misconception(test: dict) -> str | None:
 def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSummary:
     topics = [TopicStats(t.id, unit.rubric.topic(t.id).points) for t in unit.topics]
     failing, named = Counter(), Counter()
-    totals, not_graded, tampered = [], [], []
+    totals, not_graded, tampered, lost = [], [], [], []
     for row in in_class_order(rows):
         name = row["submission"]
         if row.get("tampered"):
@@ -85,9 +93,12 @@ def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSumm
             if row.get(t.id, "") != "":
                 t.scores.append(float(row[t.id]))
         try:
-            score = json.loads((Path(out) / name / "score.json").read_text(encoding="utf-8"))
+            score = json.loads((student_folder(out, name) / "score.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            continue
+            score = {}
+        messages = {t.get("id"): t.get("message", "") for t in score.get("topics", [])}
+        lost += [(name, t.id, row[f"{t.id}_status"], messages.get(t.id, "")) for t in topics
+                 if row.get(f"{t.id}_status") in LOST]
         seen = set()
         for topic in score.get("topics", []):
             if topic.get("status") != "graded":      # not written, missing, or not importable: no misconception
@@ -104,7 +115,7 @@ def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSumm
     shown = [(t.id, what, n) for t in topics
              for what, n in _commonest(Counter({w: n for (tid, w), n in named.items() if tid == t.id}), TOP_PER_TOPIC)]
     return ClassSummary(unit.name, version, len(rows), topics, totals, _commonest(failing, TOP), shown,
-                        not_graded, tampered)
+                        not_graded, lost, tampered)
 
 
 def _commonest(counter: Counter, top: int) -> list:
@@ -159,6 +170,10 @@ def sections(s: ClassSummary) -> list[Section]:
                 numeric=frozenset({2})),
         Section("Submissions that were not graded", ["submission", "status", "detail"],
                 [list(row) for row in s.not_graded], "Every submission was graded."),
+        Section("Topics lost to an error, a timeout or a crash", ["submission", "topic", "status", "message"],
+                [list(row) for row in s.lost], "None: every graded topic ran to its tests' end.",
+                intro="Graded submissions whose topic scored nothing for a reason other than its answers (a syntax "
+                      "or import error, a hang, a crash): worth a look before the grades go out."),
         Section("Tampered submissions", ["submission", "protected files changed"], [list(row) for row in s.tampered],
                 "None: no protected file differs from the release (checked where a submission holds the "
                 "repository)."),
@@ -167,6 +182,7 @@ def sections(s: ClassSummary) -> list[Section]:
 
 def _summary_lines(s: ClassSummary) -> list[str]:
     return [f"{s.submissions} submission(s): {len(s.totals)} graded, {len(s.not_graded)} not graded, "
+            f"{len({name for name, *_ in s.lost})} with a topic lost to an error, a timeout or a crash, "
             f"{len(s.tampered)} tampered. Grader {s.grader_version}.",
             f"Total (percent): {_stats(s.totals)}."]
 
@@ -218,10 +234,11 @@ def render_html(s: ClassSummary) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render_png(s: ClassSummary) -> bytes:
-    """One histogram per topic and one of the total, on a shared count axis."""
+def figure(s: ClassSummary):
+    """One histogram per topic and one of the total; counts are whole students."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     panels = [(f"{t.id} ({t.possible:g} pts)", [100.0 * v / t.possible for v in t.scores] if t.possible else [])
               for t in s.topics] + [("total", s.totals)]
@@ -236,12 +253,17 @@ def render_png(s: ClassSummary) -> bytes:
         ax.set_xlim(0, 100)
         ax.set_xlabel("% of the topic's points", fontsize=7)
         ax.tick_params(labelsize=7)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(f"{s.assignment}: students per score band ({len(s.totals)} graded)", fontsize=10)
     fig.subplots_adjust(left=0.05, right=0.99, bottom=0.1, top=0.86, wspace=0.3, hspace=0.75)
+    return fig
+
+
+def render_png(s: ClassSummary) -> bytes:
     png = io.BytesIO()
-    fig.savefig(png, format="png")
+    figure(s).savefig(png, format="png")
     return png.getvalue()
 
 
