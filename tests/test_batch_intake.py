@@ -122,3 +122,161 @@ def test_one_job_per_core_keeps_to_its_core_and_fewer_jobs_get_a_spare_worker():
         assert all(c["spare"] and c["cpu"] is None for c in fewer)
     more = job_configs({}, len(cpus) + 1)
     assert all(not c["spare"] and c["cpu"] is None for c in more)
+
+
+# ------------------------------------------------------------------ wrappers, links, bombs
+def _github_zip(path: Path, top: str, files: Path) -> None:
+    """GitHub's "Download ZIP": every path under one `<repo>-<branch>/` folder."""
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(f"{top}/README.md", "# my repository")
+        for p in files.glob("*.py"):
+            z.write(p, f"{top}/assignments/rnn_prehistory/{p.name}")
+
+
+def test_single_wrapper_folders_are_looked_through_and_the_graded_folder_named(tmp_path):
+    root = tmp_path / "class"
+    root.mkdir()
+    _github_zip(root / "lee.zip", "lee-main", SOLUTIONS)
+    shutil.copytree(SOLUTIONS, root / "lee-main" / "assignments" / "rnn_prehistory")   # the folder unzipped
+    (root / "lee-main" / "README.md").write_text("# my repository")
+    shutil.copytree(SOLUTIONS, root / "mo" / "mo-main" / "assignments" / "rnn_prehistory")   # unzipped into a folder
+    (root / "mo" / "__MACOSX").mkdir()
+    entries = {e.name: e for e in intake.find(root, MODULES, tmp_path / "scratch")}
+    assert entries["lee"].status == "ok" and entries["lee"].shown_as == "lee.zip/lee-main/assignments/rnn_prehistory"
+    assert entries["lee-main"].status == "ok", entries["lee-main"]
+    assert entries["lee-main"].shown_as == "lee-main/assignments/rnn_prehistory"
+    assert entries["mo"].status == "ok" and entries["mo"].shown_as == "mo/mo-main/assignments/rnn_prehistory"
+    assert {p.name for p in entries["lee"].folder.glob("*.py")} == {p.name for p in SOLUTIONS.glob("*.py")}
+    upload = tmp_path / "upload"               # Gradescope: the same zip unpacked in its submission folder
+    with zipfile.ZipFile(root / "lee.zip") as z:
+        z.extractall(upload)
+    assert intake.from_upload(upload, MODULES).shown_as == "lee-main/assignments/rnn_prehistory"
+
+
+def test_no_link_is_followed_to_the_module_files(tmp_path):
+    root = tmp_path / "class"
+    bob = root / "bob" / "assignments" / "rnn_prehistory"
+    shutil.copytree(SOLUTIONS, bob)
+    (root / "helen" / ".git").mkdir(parents=True)                       # a clone whose folder is bob's
+    (root / "helen" / "assignments").mkdir()
+    (root / "helen" / "assignments" / "rnn_prehistory").symlink_to("../../bob/assignments/rnn_prehistory")
+    shutil.copytree(STUBS, root / "ivy")                                # one module file is bob's
+    (root / "ivy" / "bptt.py").unlink()
+    (root / "ivy" / "bptt.py").symlink_to(bob / "bptt.py")
+    (root / "jo").mkdir()                                               # a wrapper that is a link
+    (root / "jo" / "jo-main").symlink_to(root / "bob")
+    with tarfile.open(root / "kim.tar", "w") as t:                      # an archive holding the link
+        info = tarfile.TarInfo("kim/rnn_prehistory")
+        info.type, info.linkname = tarfile.SYMTYPE, "../../bob/assignments/rnn_prehistory"
+        t.addfile(info)
+    entries = {e.name: e for e in intake.find(root, MODULES, tmp_path / "scratch")}
+    assert entries["bob"].status == "ok"
+    for name, link in (("helen", "helen/assignments/rnn_prehistory"), ("ivy", "ivy/bptt.py"),
+                       ("jo", "jo/jo-main"), ("kim", "kim/kim/rnn_prehistory")):
+        assert entries[name].status == "not_a_submission" and entries[name].folder is None, entries[name]
+        assert f"{link} is a link" in entries[name].detail and "follows no link" in entries[name].detail, \
+            entries[name].detail
+    upload = tmp_path / "submission"                                    # Gradescope: an upload that is a link
+    upload.symlink_to(bob)
+    assert intake.from_upload(upload, MODULES).status == "not_a_submission"
+    assert intake.links_on_the_way(root / "helen", Path("assignments/rnn_prehistory")) == "assignments/rnn_prehistory"
+    assert intake.links_on_the_way(root / "bob", Path("assignments/rnn_prehistory")) == ""
+
+
+def _bz2_bomb(path: Path, declared: int, zeros_mb: int) -> None:
+    """A `.tar` that is bzip2 inside: one member declaring `declared` bytes, followed by
+    `zeros_mb` MB of zeros (one compressed 1 MB stream repeated: built in moments)."""
+    import bz2
+
+    header = tarfile.TarInfo("zeros")
+    header.size = declared
+    one_mb = bz2.compress(b"\0" * (1 << 20))
+    with open(path, "wb") as fh:
+        fh.write(bz2.compress(header.tobuf(format=tarfile.GNU_FORMAT)))
+        for _ in range(zeros_mb):
+            fh.write(one_mb)
+
+
+def test_archive_bombs_and_huge_archives_are_refused_with_the_limit_they_broke(tmp_path, monkeypatch):
+    import time
+
+    root = tmp_path / "class"
+    root.mkdir()
+    _bz2_bomb(root / "bomb.tar", declared=1 << 40, zeros_mb=64)           # 1 TiB declared
+    with tarfile.open(root / "many.tar.gz", "w:gz") as t:                 # more files than a repository holds
+        for i in range(20_001):
+            t.addfile(tarfile.TarInfo(f"many/f{i}"))
+    with zipfile.ZipFile(root / "zeros.zip", "w", zipfile.ZIP_DEFLATED) as z:   # a ratio no source file has
+        z.writestr("zeros/data.bin", b"\0" * (40 << 20))
+        for p in SOLUTIONS.glob("*.py"):
+            z.write(p, f"zeros/{p.name}")
+    shutil.copytree(SOLUTIONS, root / "alice")
+    started = time.monotonic()
+    entries = {e.name: e for e in intake.find(root, MODULES, tmp_path / "scratch")}
+    elapsed = time.monotonic() - started
+    assert entries["alice"].status == "ok"
+    assert entries["bomb"].status == "not_a_submission" and "unpacks to more than" in entries["bomb"].detail
+    assert entries["many"].status == "not_a_submission" and "more than 20000 files" in entries["many"].detail
+    assert entries["zeros"].status == "not_a_submission" and "times its size" in entries["zeros"].detail
+    assert elapsed < 60, f"refusing three archives took {elapsed:.0f} s"      # the 1 TiB is never decompressed
+    # The child's time limit: an archive that takes longer to unpack than allowed is refused.
+    monkeypatch.setitem(intake.UNPACK_LIMITS, "seconds", 0.01)
+    with zipfile.ZipFile(root / "slow.zip", "w") as z:
+        z.write(SOLUTIONS / "bptt.py", "bptt.py")
+    slow = intake.find(root, MODULES, tmp_path / "scratch2")
+    assert [e.detail for e in slow if e.name == "slow"] == ["slow.zip: unpacking it took longer than 0.01 s"]
+
+
+def test_the_class_report_lists_every_topic_lost_to_an_error_a_timeout_or_a_crash(tmp_path):
+    from autograder.reports import class_report
+
+    def row(name, **statuses):
+        r = {"submission": name, "earned": "50", "possible": "100", "status": "graded", "seed": "1", "detail": ""}
+        for t in UNIT.topics:
+            r[t.id], r[f"{t.id}_status"] = "0", statuses.get(t.id, "graded")
+        return r
+
+    rows = [row("alice"), row("syd", bptt="error", bleu="timeout"), row("cat", attention="crashed"),
+            row("sam", bptt="not_implemented")]
+    messages = {"bptt": "bptt.py does not import: SyntaxError: invalid syntax (bptt.py, line 1)",
+                "bleu": "the import of bleu.py did not return within 10 s"}
+    syd = class_report.student_folder(tmp_path, "syd")
+    syd.mkdir(parents=True)
+    (syd / "score.json").write_text(json.dumps({"topics": [{"id": t, "status": "x", "message": m, "tests": []}
+                                                           for t, m in messages.items()]}))
+    class_report.write(tmp_path, UNIT, rows)
+    md, page = (tmp_path / "class.md").read_text(), (tmp_path / "class.html").read_text()
+    assert "| syd | bptt | error | bptt.py does not import: SyntaxError" in md, md
+    assert "| syd | bleu | timeout | the import of bleu.py did not return" in md, md
+    assert "| cat | attention | crashed |" in md
+    assert "| alice |" not in md and "| sam |" not in md         # a stub is not lost: it is not written yet
+    assert "SyntaxError: invalid syntax" in page and "2 with a topic lost" in md
+    # One graded student: the count axes show whole students.
+    figure = class_report.figure(class_report.summarise(tmp_path, UNIT, rows[:1]))
+    for ax in figure.axes:
+        if ax.get_visible():
+            assert all(float(tick).is_integer() for tick in ax.get_yticks()), (ax.get_title(), ax.get_yticks())
+
+
+def test_names_of_class_files_a_bomb_and_a_github_zip_cost_nothing_to_the_class(tmp_path):
+    root = tmp_path / "class"
+    shutil.copytree(SOLUTIONS, root / "alice")
+    shutil.copytree(SOLUTIONS, root / "class.html")                       # a folder named like a class file
+    with zipfile.ZipFile(root / "class.csv.zip", "w") as z:               # and an archive
+        for p in SOLUTIONS.glob("*.py"):
+            z.write(p, p.name)
+    _github_zip(root / "lee.zip", "lee-main", SOLUTIONS)
+    _bz2_bomb(root / "bomb.tar", declared=1 << 40, zeros_mb=16)
+    out = tmp_path / "out"
+    proc = run_grader("batch", root, "--out", out, "--jobs", "2", "--topic", "attention", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = _rows(out)
+    full = UNIT.rubric.topic("attention").points
+    for name in ("alice", "class.html", "class.csv", "lee"):
+        assert rows[name]["status"] == "graded" and float(rows[name]["earned"]) == full, rows[name]
+        assert (out / "students" / name / "score.json").is_file()
+    assert rows["lee"]["folder"] == "lee.zip/lee-main/assignments/rnn_prehistory"
+    assert rows["class.html"]["folder"] == "class.html" and rows["alice"]["folder"] == "alice"
+    assert rows["bomb"]["status"] == "not_a_submission" and "unpacks to more than" in rows["bomb"]["detail"]
+    assert (out / "class.html").is_file() and (out / "class.md").is_file() and (out / "class.png").is_file()
+    assert "| bomb | not\\_a\\_submission | bomb.tar: it unpacks to more than" in (out / "class.md").read_text()
