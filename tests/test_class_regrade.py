@@ -7,6 +7,7 @@ run once per distinct content: the same files get the same seed, so the same sco
 
 from __future__ import annotations
 
+import bz2
 import csv
 import html.parser
 import io
@@ -70,7 +71,9 @@ def _contents(scratch: Path) -> dict[str, Path]:
     for module in ("bptt.py", "attention.py"):
         shutil.copyfile(SOLUTIONS / module, partial / module)
     contents["partial"] = partial
-    contents["syntax"] = make_submission(scratch / "syntax", base=partial, files={"bptt.py": "def rnn_step_forward(:\n"})
+    # A SyntaxError in bptt and an import that hangs in bleu: the class report must name both.
+    contents["syntax"] = make_submission(scratch / "syntax", base=partial,
+                                         files={"bptt.py": "def rnn_step_forward(:\n", "bleu.py": HANG})
     contents["hostile"] = make_submission(scratch / "hostile", base=partial, files={"attention.py": HOSTILE})
     contents["hang"] = make_submission(scratch / "hang", files={f"{t.module}.py": HANG for t in UNIT.topics})
     return contents
@@ -136,13 +139,25 @@ def generated_class(root: Path, scratch: Path, student_release: Path) -> dict[st
         folder(f"m{i}-folder", content)
         _zip(root / f"m{i}-zip.zip", c[content], inside=f"m{i}/")
         key[f"m{i}-zip"] = content
-        if i < 3:
-            folder(f"m{i}-nested", content, nested="upload")
-    folder("pat", "partial")
-    _zip(root / "paula.zip", c["partial"])
+    folder("m0-nested", f"mutant-{MUTANTS[0][1]['name']}", nested="upload")
+    folder("class.html", "partial")                                    # names of the class files
+    _zip(root / "class.csv.zip", c["partial"])
     _tar(root / "peter.tar.gz", c["partial"], inside="peter/")
-    folder("penny", "partial", nested="work")
-    key.update({"paula": "partial", "peter": "partial"})
+    key.update({"class.csv": "partial", "peter": "partial"})
+    with zipfile.ZipFile(root / "lee.zip", "w") as z:                  # GitHub's "Download ZIP"
+        z.writestr("lee-main/README.md", "# my repository")
+        for p in _modules(c["partial"]):
+            z.write(p, f"lee-main/{UNIT.stubs}/{p.name}")
+    key["lee"] = "partial"
+    bomb = bz2.compress(b"\0" * (1 << 20))                             # 1 TiB declared in a few kB
+    header = tarfile.TarInfo("zeros")
+    header.size = 1 << 40
+    (root / "bomb.tar").write_bytes(bz2.compress(header.tobuf(format=tarfile.GNU_FORMAT)) + bomb * 16)
+    leo = root / "leo"                                                 # a clone graded on alice's files?
+    (leo / ".git").mkdir(parents=True)
+    (leo / UNIT.stubs).parent.mkdir(parents=True)
+    (leo / UNIT.stubs).symlink_to(os.path.relpath(root / "alice", (leo / UNIT.stubs).parent))
+    key.update({"bomb": None, "leo": None})
     folder("syd", "syntax")
     folder("hal", "hostile")
     folder("hank", "hang")
@@ -215,8 +230,19 @@ def test_what_is_not_graded_says_why_and_a_hang_costs_only_its_row(regraded):
     rows = regraded["rows"]
     assert rows["hank"]["status"] == "timeout" and str(TIMEOUT_S) in rows["hank"]["detail"]
     assert rows["empty"]["status"] == rows["kate"]["status"] == "missing"
-    assert {rows[n]["status"] for n in ("notes.txt", "broken", "lena")} == {"not_a_submission"}
+    assert {rows[n]["status"] for n in ("notes.txt", "broken", "lena", "bomb", "leo")} == {"not_a_submission"}
+    assert "unpacks to more than" in rows["bomb"]["detail"]
+    assert f"leo/{UNIT.stubs} is a link" in rows["leo"]["detail"]
     assert "[40/40]" in regraded["stdout"]
+
+
+def test_names_of_class_files_and_wrapper_folders_are_graded_like_any_other(regraded):
+    rows, out = regraded["rows"], regraded["out"]
+    assert rows["class.csv"]["status"] == rows["class.html"]["status"] == rows["lee"]["status"] == "graded"
+    assert rows["lee"]["folder"] == f"lee.zip/lee-main/{UNIT.stubs}" and rows["george"]["folder"] == "george/rnn_prehistory"
+    for name in ("class.csv", "class.html", "lee"):
+        assert (out / "students" / name / "score.json").is_file()
+    assert (out / "class.csv").is_file() and (out / "class.html").is_file()
 
 
 def test_a_hostile_submission_changes_nothing_else(regraded):
@@ -251,9 +277,11 @@ def test_the_class_report_shows_what_to_reteach(regraded):
     md = (out / "class.md").read_text()
     for heading in ("Score distribution per topic", "Most frequent failing tests",
                     "Misconceptions named across the class", "Submissions that were not graded",
-                    "Tampered submissions"):
+                    "Topics lost to an error, a timeout or a crash", "Tampered submissions"):
         assert f"## {heading}" in md
     assert "| hank | timeout |" in md and "| tom |" in md
+    assert "| syd | bptt | error | bptt.py does not import: SyntaxError" in md, md
+    assert "| syd | bleu | timeout |" in md, md
     # Each mutant's misconception (a rubric hint of a test that catches it) is named.
     for topic, mutant in MUTANTS:
         hints = {t.hint for t in UNIT.rubric.topic(topic).tests if f"{t.visibility}::{t.test}" in mutant["killed_by"]}
