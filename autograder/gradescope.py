@@ -16,7 +16,8 @@ import shutil
 import time
 from pathlib import Path
 
-from autograder import assignment, intake
+from autograder import assignment, i18n, intake
+from autograder.i18n import _
 from autograder.reports import gradescope as results_format
 from autograder.reports.files import atomic_write
 
@@ -36,20 +37,22 @@ def cmd_gradescope(args) -> int:
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
     unit = assignment.load(args.assignment)
+    i18n.activate(args.lang, unit.path / "locale")        # what the student reads when nothing is graded
     entry = intake.from_upload(root / "submission", {t.module for t in unit.topics})
     if entry.status != "ok":
         print(f"nothing graded: {entry.status}: {entry.detail}")
-        _explain(results, f"Nothing was graded: {entry.detail}. Upload your module files "
-                          f"({', '.join(sorted(t.module + '.py' for t in unit.topics))}), or your repository.")
+        files = ", ".join(sorted(t.module + ".py" for t in unit.topics))
+        _explain(results, _("Nothing was graded: {why}. Upload your module files ({files}), or your "
+                            "repository.").format(why=entry.detail, files=files))
         return 0
     options = Options(lang=args.lang, shown_folder=entry.shown_as or None)
     command = "python -m autograder grade <your folder>"
     try:
-        result, _ = grade_and_report(unit, entry.folder, results / "reports", options, command, started)
+        result, _images = grade_and_report(unit, entry.folder, results / "reports", options, command, started)
     except (GraderError, RubricError, assignment.UnitError) as exc:
         print(f"the grader could not run: {exc}")
-        _explain(results, "The autograder could not run on this submission; your instructor can see why "
-                          "in the autograder's output.")
+        _explain(results, _("The autograder could not run on this submission; your instructor can see "
+                            "why in the autograder's output."))
         return 0
     shutil.copyfile(results / "reports" / "results.json", results / "results.json")
     print(f"{result.earned:g} / {result.possible:g}")

@@ -32,6 +32,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from autograder.i18n import _
+
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar")
 MAX_MODULE_BYTES = 2 << 20      # a module file larger than this is not a student's exercise
 MAX_DEPTH = 3                   # module files deeper than student/a/b/c.py (below wrappers) are not looked for
@@ -73,14 +75,17 @@ def _choose(name: str, folders: list[PurePosixPath]) -> tuple[PurePosixPath | No
     shallowest = [f for f in folders if len(f.parts) == len(folders[0].parts)]
     if len(shallowest) > 1:
         where = ", ".join(f"{name}/{f}" if str(f) != "." else f"{name}/" for f in shallowest)
-        return None, f"module files in more than one folder ({where}): keep one copy"
+        return None, _("module files in more than one folder ({where}): keep one copy").format(where=where)
     return folders[0], ""
 
 
 def _links_refused(name: str, links: list[PurePosixPath]) -> str:
-    shown = ", ".join(f"{name}/{p}" for p in sorted(links)[:3])
-    return (f"{shown} {'is a link' if len(links) == 1 else 'are links'}: the grader follows no link to the "
-            "module files; put the files themselves there")
+    shown = ", ".join(f"{name}/{p}" if str(p) != "." else name for p in sorted(links)[:3])
+    if len(links) == 1:
+        return _("{link} is a link: the grader follows no link to the module files; put the files themselves "
+                 "there").format(link=shown)
+    return _("{links} are links: the grader follows no link to the module files; put the files themselves "
+             "there").format(links=shown)
 
 
 def _wrapped(path: Path) -> PurePosixPath:
@@ -137,7 +142,8 @@ def _from_folder(path: Path, modules: set[str], name: str | None = None) -> Entr
     if folder is None:
         if links:          # the files may be behind a link: say so rather than "missing"
             return Entry(name, path, None, "not_a_submission", _links_refused(name, links))
-        return Entry(name, path, None, "missing", f"no module file ({', '.join(sorted(wanted))[:160]}) in {name}/")
+        return Entry(name, path, None, "missing", _("no module file ({files}) in {folder}/").format(
+            files=", ".join(sorted(wanted))[:160], folder=name))
     linked_modules = [p for p in links if p.parent == folder and p.name in wanted]
     if linked_modules:
         return Entry(name, path, None, "not_a_submission", _links_refused(name, linked_modules))

@@ -280,3 +280,21 @@ def test_names_of_class_files_a_bomb_and_a_github_zip_cost_nothing_to_the_class(
     assert rows["bomb"]["status"] == "not_a_submission" and "unpacks to more than" in rows["bomb"]["detail"]
     assert (out / "class.html").is_file() and (out / "class.md").is_file() and (out / "class.png").is_file()
     assert "| bomb | not\\_a\\_submission | bomb.tar: it unpacks to more than" in (out / "class.md").read_text()
+
+
+def test_gradescope_grades_a_github_zip_and_refuses_an_upload_that_links_to_the_reference(tmp_path):
+    def run_autograder(root: Path) -> dict:
+        proc = run_grader("gradescope", "--root", root, "--lang", "en", timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return json.loads((root / "results" / "results.json").read_text())
+
+    github = tmp_path / "github"                       # the "Download ZIP" of an untouched repository, unzipped
+    shutil.copytree(STUBS, github / "submission" / "lee-main" / "assignments" / "rnn_prehistory")
+    graded = run_autograder(github)
+    assert "Nothing was graded" not in graded.get("output", "") and graded["tests"], graded.get("output")
+    linked = tmp_path / "linked"                       # a directory link to the grader's reference
+    (linked / "submission").mkdir(parents=True)
+    (linked / "submission" / "rnn_prehistory").symlink_to(SOLUTIONS)
+    refused = run_autograder(linked)
+    assert refused["score"] == 0 and refused["tests"] == [], refused
+    assert "Nothing was graded: submission/rnn\\_prehistory is a link" in refused["output"], refused["output"]
