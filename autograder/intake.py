@@ -281,8 +281,8 @@ def find(root: Path, modules: set[str], scratch: Path) -> list[Entry]:
     seen: dict[str, int] = {}
     for e in entries:                     # two entries of one student (george/ and george.zip)
         seen[e.name] = seen.get(e.name, 0) + 1
-    for e in entries:
-        if seen[e.name] > 1:
+    for e in entries:                     # ".zip" and "..zip" would name no folder, or the one above
+        if seen[e.name] > 1 or e.name in ("", ".", ".."):
             e.name = e.source.name
     return entries
 

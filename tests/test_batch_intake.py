@@ -298,3 +298,12 @@ def test_gradescope_grades_a_github_zip_and_refuses_an_upload_that_links_to_the_
     refused = run_autograder(linked)
     assert refused["score"] == 0 and refused["tests"] == [], refused
     assert "Nothing was graded: submission/rnn\\_prehistory is a link" in refused["output"], refused["output"]
+
+
+def test_an_archive_named_only_by_its_extension_gets_a_folder_of_its_own(tmp_path):
+    root = tmp_path / "class"
+    root.mkdir()
+    for name in (".zip", "..zip"):
+        with zipfile.ZipFile(root / name, "w") as z:
+            z.write(SOLUTIONS / "bptt.py", "bptt.py")
+    assert sorted(e.name for e in intake.find(root, MODULES, tmp_path / "scratch")) == ["..zip", ".zip"]
