@@ -30,8 +30,8 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import tempfile
+import threading
 import time
 import traceback
 from dataclasses import replace

@@ -28,8 +28,8 @@ def _explain(results: Path, why: str) -> None:
 
 def cmd_gradescope(args) -> int:
     from autograder.cli import grade_and_report
-    from autograder.grading.run import Options
     from autograder.grading.rubric import RubricError
+    from autograder.grading.run import Options
     from autograder.grading.score import GraderError
 
     started = time.perf_counter()

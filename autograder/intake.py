@@ -92,7 +92,7 @@ def _wrapped(path: Path) -> PurePosixPath:
     """The chain of single wrapper folders below `path` (a folder whose only entry, junk
     aside, is a folder that is not a link), relative to `path`: "." where there is none."""
     inside = PurePosixPath(".")
-    for _ in range(MAX_WRAPPERS):
+    for _level in range(MAX_WRAPPERS):
         try:
             entries = [e for e in os.scandir(path / inside) if e.name not in JUNK]
         except OSError:

@@ -12,8 +12,9 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from autograder import intake
 from helpers import SOLUTIONS, STUBS, UNIT, run_grader
+
+from autograder import intake
 
 MODULES = {t.module for t in UNIT.topics}
 

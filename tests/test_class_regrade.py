@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from helpers import HIDDEN_TESTS, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, grade, make_submission, run_grader
 
 from autograder.reports.text import markdown
-from helpers import HIDDEN_TESTS, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, grade, make_submission, run_grader
 
 MUTANTS = [(topic, MATRIX[topic]["mutants"][0]) for topic in
            ("bptt", "gate_derivative", "gru_lstm_step", "beam_attribution", "bleu", "attention")]

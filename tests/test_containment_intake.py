@@ -14,9 +14,12 @@ import json
 import tarfile
 import zipfile
 
+import test_containment
 from helpers import STUBS, UNIT
 from test_containment import SOLUTIONS_REL, check_reports, points
-from test_containment import case, copied_env, grader  # noqa: F401 - the fixtures the cases use
+
+# test_containment's fixtures: both privilege modes, and the checks after every case.
+copied_env, grader, case = test_containment.copied_env, test_containment.grader, test_containment.case
 
 LINKED = "is a link: the grader follows no link to the module files"
 
