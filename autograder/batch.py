@@ -2,9 +2,10 @@
 
 ROOT holds submissions as instructors receive them (autograder/intake.py: folders, one
 nested level, wrapper folders, repository clones, archives); what is not a submission gets
-a row that says why. Each student's reports go to OUT/students/<name>/, apart from the class
-files (class.csv, class.md, ...), whatever the student is called. A rerun skips a submission whose report was written by the same grader version with
-the same seed (unless --force), so an interrupted class resumes where it stopped.
+a row that says why. Each student's reports go to OUT/students/<name>/, apart from the
+class files (class.csv, class.md, ...) whatever the student is called. A rerun skips a
+submission whose report was written by the same grader version with the same seed (unless
+--force), so an interrupted class resumes where it stopped.
 
 The coordinator (this process, `cmd_batch`) hands submissions one at a time to `--jobs`
 job processes and writes class.csv. A job (`python -m autograder.batch CONFIG`, see
