@@ -19,6 +19,8 @@ import traceback
 from pathlib import Path
 
 from autograder import assignment, reports
+from autograder.i18n import _
+from autograder.reports.markdown import pass_mark_note
 from autograder.reports.text import terminal
 
 EXIT_OK, EXIT_BELOW, EXIT_GRADER = 0, 1, 2
@@ -112,10 +114,12 @@ class Artefacts:
 
 def grade_and_report(unit, submission: Path, out: Path, options, command: str, started: float,
                      shown_as: str | None = None, tampered: list[str] | None = None, hidden_detail: str = "hints",
-                     artefacts: Artefacts | None = None, image=None, spare: bool = True):
+                     artefacts: Artefacts | None = None, image=None, spare: bool = True,
+                     pass_mark: float | None = None):
     """The whole run: grading (probe, suites, score), then the unit's artefacts, then the
     reports. `shown_as` and `tampered` are what the reports say of the submission (a pull
-    request's checkout). A batch job passes the artefacts hook and the worker image it
+    request's checkout), `pass_mark` the percentage --fail-under asks for. A batch job
+    passes the artefacts hook and the worker image it
     keeps for all its submissions, and whether its workers get a spare (`run.grade`).
     Returns the result and the images score.md shows."""
     from autograder.grading.run import SUITES, grade, select_topics
@@ -130,6 +134,7 @@ def grade_and_report(unit, submission: Path, out: Path, options, command: str, s
             result = grade(unit, submission, options, started, image=image, observer=artefacts, spare=spare)
             result.submission = shown_as or result.submission
             result.tampered = tampered
+            result.pass_mark = pass_mark
             images = artefacts.write(out, result, submission, command)
         finally:
             if own_artefacts:
@@ -159,7 +164,7 @@ def cmd_grade(args) -> int:
     options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission, args.lang,
                       tests=tuple(args.tests or ()) or None)
     command = "python -m autograder grade " + " ".join(sys.argv[2:])
-    result, _ = grade_and_report(unit, submission, args.out, options, command, started)
+    result, _ = grade_and_report(unit, submission, args.out, options, command, started, pass_mark=args.fail_under)
     if args.quiet:
         print(f"{result.earned:g} / {result.possible:g}")
     else:
@@ -169,9 +174,15 @@ def cmd_grade(args) -> int:
         if result.sandbox_info.get("mode") == "none":
             print(f"note: the code ran without isolation ({terminal(result.sandbox_info.get('reason', ''))}): "
                   "only limits on time, memory and processes applied")
-    if args.fail_under is not None and result.percent < args.fail_under:
-        return EXIT_BELOW
-    return EXIT_OK
+    return pass_mark_status(result)
+
+
+def pass_mark_status(result) -> int:
+    """Say whether the score reached the pass mark (if one was given), and the exit status for it."""
+    if result.pass_mark is None:
+        return EXIT_OK
+    print(terminal(pass_mark_note(result)) + (_(" (--fail-under: exit status 1)") if result.below_pass_mark else ""))
+    return EXIT_BELOW if result.below_pass_mark else EXIT_OK
 
 
 GRADER_ADDRESS_SPACE = 4 << 30

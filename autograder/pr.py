@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from autograder import assignment, reports
-from autograder.reports import markdown
+from autograder.reports import detail, markdown
 
 COMMENT_MARKER = "<!-- autograder:score -->"
 MAX_PROTECTED_BYTES = 16 << 20
@@ -71,7 +71,7 @@ def _append(path: str | None, text: str) -> None:
 
 
 def cmd_pr(args) -> int:
-    from autograder.cli import EXIT_BELOW, EXIT_OK, grade_and_report
+    from autograder.cli import grade_and_report, pass_mark_status
     from autograder.grading.run import Options
     from autograder.grading.score import GraderError
     from autograder.intake import links_on_the_way
@@ -89,7 +89,8 @@ def cmd_pr(args) -> int:
         copy_submission(checkout / unit.stubs, submission, unit.modules)
         result, images = grade_and_report(unit, submission, args.out, Options("all", None, args.seed, lang=args.lang),
                                           "python -m autograder pr", started, shown_as=str(args.checkout),
-                                          tampered=tampered, hidden_detail=args.hidden_detail)
+                                          tampered=tampered, hidden_detail=args.hidden_detail,
+                                          pass_mark=args.fail_under)
     # The job summary and the comment cannot show the figure: it is in the uploaded reports.
     summary = markdown.render(result, (), args.hidden_detail)
     if images:
@@ -101,9 +102,7 @@ def cmd_pr(args) -> int:
             f"score={result.earned:g}\npossible={result.possible:g}\npr={number}\n"
             f"tampered={'true' if result.tampered else 'false'}\n")
     print(f"{result.earned:g} / {result.possible:g}" + (" (tampered)" if result.tampered else ""))
-    if args.fail_under is not None and result.percent < args.fail_under:
-        return EXIT_BELOW
-    return EXIT_OK
+    return pass_mark_status(result)
 
 
 def add_parser(sub) -> None:
@@ -112,8 +111,10 @@ def add_parser(sub) -> None:
     p.add_argument("--manifest", type=Path, required=True, help="the instructor's protected-files.sha256")
     p.add_argument("--out", type=Path, default=Path("reports"))
     p.add_argument("--assignment", default=None, metavar="NAME|PATH")
-    p.add_argument("--hidden-detail", choices=markdown.HIDDEN_DETAIL, default="tests",
-                   help="what students see of hidden tests: total per topic, test names and messages, or also hints")
-    p.add_argument("--fail-under", type=float, default=None, metavar="PCT")
+    p.add_argument("--hidden-detail", choices=detail.HIDDEN_DETAIL, default="tests",
+                   help="what students see of hidden tests in every report, the comment and the summary: total "
+                        "per topic, test names and messages, or also hints")
+    p.add_argument("--fail-under", type=float, default=None, metavar="PCT",
+                   help="the pass mark: exit 1 when the score is below PCT percent (every report says so)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--lang", choices=["en", "zh"], default=None, help="language of the report (default: from the locale)")

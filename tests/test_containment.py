@@ -485,7 +485,7 @@ def expect_at_most(score: dict, tid: str, honest: float) -> None:
 
 def junit_times(out: Path, tid: str) -> dict[str, float]:
     suite = next(s for s in ET.parse(out / "junit.xml").getroot() if s.get("name") == tid)
-    return {case.get("name"): float(case.get("time")) for case in suite}
+    return {case.get("name"): float(case.get("time")) for case in suite.iter("testcase")}
 
 
 def hostile(code: str, **config) -> str:

@@ -69,3 +69,39 @@ def test_every_report_of_a_hostile_result_can_be_written(tmp_path):
     written = reports.write_all(tmp_path, hostile_result())
     assert {p.name for p in written} == {"score.md", "junit.xml", "results.json", "score.json"}
     assert json.loads((tmp_path / "score.json").read_text())["topics"][0]["tests"][0]["message"].startswith("boom")
+
+
+# What GitHub would link or notify in a comment: a bidi override, bare URLs, @mentions,
+# an e-mail address and an issue reference, in a message the student's code raised.
+GITHUB_BAIT = ("\u202eevil\u202c see https://x.invalid/a, www.x.invalid, ping @octocat and "
+               "mallory@x.invalid, closes #12; \u2066isolate\u2069 \u200fmark")
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# GitHub's mention and issue-reference patterns, applied to the text it renders.
+MENTION = re.compile(r"(?<![\w/-])@[A-Za-z0-9][A-Za-z0-9-]*")
+ISSUE_REF = re.compile(r"(?<![\w/-])#\d+")
+
+
+def _github_html(markdown_text: str) -> str:
+    """HTML as GitHub's own Markdown library (cmark-gfm, autolink extension on) renders it."""
+    import cmarkgfm
+
+    return cmarkgfm.github_flavored_markdown_to_html(markdown_text)
+
+
+def test_markdown_outputs_make_no_link_mention_or_bidi_override():
+    test = TestOutcome("public::test_x", 0.0, 1.0, "error", GITHUB_BAIT, "a hint")
+    topic = TopicResult("bptt", "t", "bptt", "error", GITHUB_BAIT, [test])
+    graded = TopicResult("attention", "t", "attention", "graded", "", [test])
+    result = GradeResult("unit", "sub", seed=1, duration_s=0.1, topics=[topic, graded])
+    results_json = json.loads(gradescope.render(result))
+    for text in (markdown.render(result), results_json["tests"][0]["output"]):
+        assert "x.invalid" in text and "octocat" in text, "the student's text is kept, readable"
+        rendered = _github_html(text)
+        assert "<a " not in rendered and "href" not in rendered, rendered
+        visible_text = re.sub(r"<[^>]+>", "", rendered).replace("\u2060", "")   # what a reader sees
+        assert "@octocat" in visible_text, "the text reads as written"
+        assert not MENTION.search(re.sub(r"<[^>]+>", "", rendered)), rendered
+        assert not ISSUE_REF.search(re.sub(r"<[^>]+>", "", rendered)), rendered
+        assert not BIDI.search(text), ascii(text)
+    for text in (terminal.table(result), junit.render(result), csv_cell(GITHUB_BAIT)):
+        assert not BIDI.search(text), ascii(text)

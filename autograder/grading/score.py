@@ -126,6 +126,11 @@ class GradeResult:
     lang: str = "en"              # the language of messages, hints and reports
     grader_version: str = ""      # autograder/version.py: what a rerun compares before regrading
     selected_tests: list[str] = field(default_factory=list)   # --test: the only tests run of their topics
+    pass_mark: float | None = None  # --fail-under: the percentage below which the run fails (None: no mark)
+
+    @property
+    def below_pass_mark(self) -> bool:
+        return self.pass_mark is not None and self.percent < self.pass_mark
 
     @property
     def graded_later(self) -> float:

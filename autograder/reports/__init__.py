@@ -10,6 +10,7 @@ from pathlib import Path
 
 from autograder.grading.score import GradeResult
 from autograder.reports import gradescope, junit, markdown, score_json
+from autograder.reports.detail import visible
 from autograder.reports.files import atomic_write
 
 FILES = {"score.md": markdown.render, "junit.xml": junit.render, "results.json": gradescope.render,
@@ -19,8 +20,9 @@ FILES = {"score.md": markdown.render, "junit.xml": junit.render, "results.json":
 def write_all(out_dir: Path, result: GradeResult, images: list[tuple[str, str]] = (),
               hidden_detail: str = "hints") -> list[Path]:
     """Write every format into `out_dir`; `images` are (file name, caption) shown in score.md,
-    `hidden_detail` how much of the hidden tests score.md shows (see reports.markdown)."""
-    texts = {name: (render(result, images, hidden_detail) if name == "score.md" else render(result))
+    `hidden_detail` how much of the hidden tests every format shows (see reports.detail)."""
+    shown = visible(result, hidden_detail)
+    texts = {name: (render(shown, images, hidden_detail) if name == "score.md" else render(shown))
              for name, render in FILES.items()}
     # score.json last: a reader that sees the new score also finds the other new files.
     for name, text in texts.items():

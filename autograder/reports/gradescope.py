@@ -7,7 +7,7 @@ visibility. Outputs are Markdown (`output_format` and `test_output_format` "md")
 message one line of inert Markdown (the student's text cannot start a link, an image or
 HTML). Public entries are visible at once; hidden ones after the instructor publishes the
 grades. What the specification has no key for (the possible total, the seed, the grader
-version) goes in `extra_data`.
+version, the tampered files, the pass mark) goes in `extra_data`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import json
 
 from autograder.grading.score import GradeResult
 from autograder.i18n import _
-from autograder.reports.markdown import seed_note, tamper_note
+from autograder.reports.markdown import pass_mark_note, seed_note, tamper_note
 from autograder.reports.text import markdown
 
 
@@ -32,12 +32,16 @@ def document(result: GradeResult) -> dict:
               "status": "passed" if x.passed else "failed", "output": _output(x), "output_format": "md",
               "visibility": "visible" if x.id.startswith("public::") else "after_published"}
              for t in result.topics for x in t.tests]
-    notes = [markdown(note, 2000) for note in (tamper_note(result), seed_note(result)) if note]
+    notes = [markdown(note, 2000) for note in (pass_mark_note(result), tamper_note(result), seed_note(result)) if note]
+    extra = {"max_score": result.possible, "seed": result.seed, "grader_version": result.grader_version}
+    if result.tampered is not None:
+        extra["tampered"] = list(result.tampered)
+    if result.pass_mark is not None:
+        extra["pass_mark"] = {"percent": result.pass_mark, "reached": not result.below_pass_mark}
     return {"score": result.earned, "execution_time": round(result.duration_s),
             "output": "\n\n".join(notes), "output_format": "md", "test_output_format": "md",
             "stdout_visibility": "hidden", "visibility": "visible",
-            "extra_data": {"max_score": result.possible, "seed": result.seed,
-                           "grader_version": result.grader_version},
+            "extra_data": extra,
             "tests": tests}
 
 

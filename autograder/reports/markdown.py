@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from autograder.grading.score import GradeResult
 from autograder.i18n import N_, _
+from autograder.reports.detail import HIDDEN_TOTAL, visible
 from autograder.reports.text import markdown, one_line
 
 STATUS_WORDS = {"graded": N_("graded"), "not_implemented": N_("not implemented"), "error": N_("error"),
@@ -15,7 +16,6 @@ STATUS_WORDS = {"graded": N_("graded"), "not_implemented": N_("not implemented")
 OUTCOME_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"), "timeout": N_("timeout")}
 READINESS_WORDS = {"ready": N_("ready"), "not yet": N_("not yet"), "not graded": N_("not graded"),
                    "no exercise": N_("no exercise")}
-HIDDEN_DETAIL = ("hints", "tests", "total")
 
 
 def pct(earned: float, possible: float) -> str:
@@ -28,6 +28,21 @@ def seed_note(result: GradeResult) -> str:
         return _("inputs drawn with seed {seed}, as asked (--seed {seed})").format(seed=result.seed)
     return _("inputs drawn with seed {seed}, derived from your files: the same files always get the same "
              "inputs and score (replay: --seed {seed})").format(seed=result.seed)
+
+
+def percent(value: float) -> str:
+    return f"{round(value, 2):g}%"
+
+
+def pass_mark_note(result: GradeResult) -> str:
+    """Whether the score reached the pass mark (--fail-under), in every format that shows the score."""
+    if result.pass_mark is None:
+        return ""
+    if result.below_pass_mark:
+        return _("Below the pass mark: {score} of the points, {mark} needed.").format(
+            score=percent(result.percent), mark=percent(result.pass_mark))
+    return _("Pass mark reached: {score} of the points, {mark} needed.").format(
+        score=percent(result.percent), mark=percent(result.pass_mark))
 
 
 def tamper_note(result: GradeResult, name=str, label: str | None = None) -> str:
@@ -74,9 +89,13 @@ def oral_exam(result: GradeResult) -> list[str]:
 
 
 def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
+    """score.md, showing of the hidden tests what `hidden_detail` allows (reports.detail)."""
+    result = visible(result, hidden_detail)
     lines = [_("## Autograder: {assignment} — {earned} / {possible} ({pct})").format(
         assignment=result.assignment, earned=f"{result.earned:g}", possible=f"{result.possible:g}",
         pct=pct(result.earned, result.possible)), ""]
+    if result.pass_mark is not None:
+        lines += [f"**{pass_mark_note(result)}**", ""]
     if result.tampered:
         lines += [f"> {tamper_note(result, name=lambda f: f'`{f}`', label=_('**TAMPERED:**'))}", ""]
     later = result.graded_later
@@ -89,10 +108,9 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
         lines += [_("These are the public tests. Hidden tests worth {points} more points are graded later, "
                     "by your instructor's grader.").format(points=f"{later:g}"), ""]
     for t in result.topics:
-        failed = [x for x in t.tests if not x.passed]
-        shown = [x for x in failed if hidden_detail != "total" or not x.id.startswith("hidden::")]
-        summary = [x for x in t.tests if x.id.startswith("hidden::")] if hidden_detail == "total" else []
-        if not shown and not t.message and not (summary and any(not x.passed for x in summary)):
+        failed = [x for x in t.tests if not x.passed and x.id != HIDDEN_TOTAL]
+        hidden_total = next((x for x in t.tests if x.id == HIDDEN_TOTAL), None)
+        if not failed and not t.message and (hidden_total is None or hidden_total.passed):
             continue
         lines.append(f"### `{t.id}` ({t.earned:g} / {t.possible:g})")
         if t.message:
@@ -100,17 +118,16 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
         lines.append("")
         if t.status != "graded":      # nothing ran (not implemented, does not import, ...): the line above says why
             continue
-        for group in same_message(shown):
+        for group in same_message(failed):
             x = group[0]
             names = ", ".join(f"**{g.id}**" for g in group)
             points = sum(g.possible for g in group)
             lines.append(f"- {names} ({_(OUTCOME_WORDS.get(x.outcome, x.outcome))}, 0 / {points:g}): {markdown(x.message)}")
-            hints = list(dict.fromkeys(g.hint for g in group if g.hint and (hidden_detail == "hints"
-                                                                              or not g.id.startswith("hidden::"))))
+            hints = list(dict.fromkeys(g.hint for g in group if g.hint))
             lines += [_("  - hint: {hint}").format(hint=one_line(h)) for h in hints]
-        if summary:
-            earned, possible = sum(x.earned for x in summary), sum(x.possible for x in summary)
-            lines.append(_("- hidden tests: {earned} / {possible}").format(earned=f"{earned:g}", possible=f"{possible:g}"))
+        if hidden_total is not None:
+            lines.append(_("- hidden tests: {earned} / {possible}").format(earned=f"{hidden_total.earned:g}",
+                                                                           possible=f"{hidden_total.possible:g}"))
         lines.append("")
     if result.signals:
         lines += [f"### {_(result.signals_title)}", "", _("| signal | holds |"), "|---|---|"]

@@ -9,14 +9,21 @@ from __future__ import annotations
 import html
 import re
 
-# C0/C1 control characters except tab and newline (ANSI/OSC escapes start with ESC), and
-# lone surrogates (valid in a JSON string, but no file or terminal can encode them).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0/C1 control characters except tab and newline (ANSI/OSC escapes start with ESC), lone
+# surrogates (valid in a JSON string, but no file or terminal can encode them), and the
+# bidirectional controls (marks, embeddings, overrides, isolates), which make text display
+# in an order other than the one it is read in ("Trojan source").
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Characters XML 1.0 cannot hold at all.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # Markdown characters that start code, emphasis, links, images, tables, headings or HTML
 # (`<` and `&` are HTML-escaped first).
 _MARKDOWN = re.compile(r"([\\`*_\[\]!|#~])")
+# Where GitHub would make a link or a notification of Markdown text: a URL (before its
+# "://", after "www"), an @mention or e-mail address (after the "@"), an issue reference
+# (after the "#"). An invisible WORD JOINER there keeps the text readable but inert.
+_AUTOLINK = re.compile(r"(?<=\w)(?=://)|(?i:(?<=www)(?=\.))|(?<=@)(?=\w)|(?<=#)(?=\d)")
+WORD_JOINER = "\u2060"
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 
 
@@ -35,8 +42,10 @@ def terminal(text: str) -> str:
 
 
 def markdown(text: str, limit: int = 800) -> str:
-    """One line of inert Markdown: no heading, table, link, image or HTML can start in it."""
-    return _MARKDOWN.sub(r"\\\1", html.escape(one_line(text, limit), quote=False))
+    """One line of inert Markdown: no heading, table, link, image, HTML, autolink or
+    @mention can start in it."""
+    escaped = _MARKDOWN.sub(r"\\\1", html.escape(one_line(text, limit), quote=False))
+    return _AUTOLINK.sub(WORD_JOINER, escaped)
 
 
 def xml_text(text: str) -> str:

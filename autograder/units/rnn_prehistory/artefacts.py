@@ -5,7 +5,7 @@ The engine creates `Artefacts(unit, topics, suite)` before grading and calls
 fault-injection lab, its hidden suite left a `LabRecord` (lab/record.py) in the run's
 extras; from it:
 
-    write_evidence(out_dir, record, signals, submission, command) -> Path
+    write_evidence(out_dir, record, signals, submission, command, grading_seed, tampered) -> Path
     write_fault_plot(out_dir, record) -> Path | None
 
 `signals` maps the seven metric keys to whether the grading confirmed them. The figure
@@ -16,7 +16,10 @@ copied verbatim from the "Evidence" section of that page) with every placeholder
 by this run's values: the commit of the submission, the date, a sanitised environment
 string (versions and platform only: no paths, no host name), the seed of the student's
 run_fault_injection, the commands, each metric's expected and actual value, the
-artifacts, and the signals that did not hold.
+artifacts, and the signals that did not hold. A run without the hidden suite (the public
+tests) checks no signal: its known failures are the values the student's own run got wrong,
+and a note that the signals were not verified. A pull request's or a batch's evidence also
+lists the protected files the submission changed (`tampered`, an addition to the template).
 """
 
 from __future__ import annotations
@@ -96,17 +99,28 @@ def template() -> dict:
     return yaml.load(TEMPLATE, Loader=SafeLoader)
 
 
-def submission_commit(submission: Path) -> str:
-    """HEAD of the git checkout holding the submission, else "not-a-git-checkout"."""
+NOT_A_CHECKOUT = "not-a-git-checkout"
+UNCOMMITTED = " with uncommitted changes"
+
+
+def _git(submission: Path, *args: str) -> subprocess.CompletedProcess | None:
     try:
-        proc = subprocess.run(["git", "-C", str(submission), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C"})
+        return subprocess.run(["git", "-C", str(submission), *args], capture_output=True, text=True, timeout=10,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C"})
     except (OSError, subprocess.SubprocessError):
-        return "not-a-git-checkout"
-    sha = proc.stdout.strip()
-    if proc.returncode == 0 and len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha):
-        return sha
-    return "not-a-git-checkout"
+        return None
+
+
+def submission_commit(submission: Path) -> str:
+    """HEAD of the git checkout holding the submission ("<sha> with uncommitted changes" when a
+    graded module file differs from it or is not committed), else "not-a-git-checkout"."""
+    proc = _git(submission, "rev-parse", "HEAD")
+    sha = proc.stdout.strip() if proc else ""
+    if not (proc and proc.returncode == 0 and len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
+        return NOT_A_CHECKOUT
+    # The module files are the submission folder's *.py (a glob pathspec does not descend into tests/).
+    status = _git(submission, "status", "--porcelain", "--untracked-files=all", "--", ":(glob)*.py")
+    return sha + UNCOMMITTED if status is None or status.returncode != 0 or status.stdout.strip() else sha
 
 
 def sanitised_environment() -> str:
@@ -178,8 +192,28 @@ def evidence_commands(command: str, submission: Path, lab_seed: int, grading_see
     return [grade, shlex.join(["python", "-c", lab])]
 
 
+def meets_expectation(expected, actual) -> bool:
+    """Whether a metric's value is what the template expects, by the student's own run."""
+    if expected == "relative-error-under-1e-6":
+        return isinstance(actual, float) and 0 <= actual < 1e-6
+    return actual is expected
+
+
+UNVERIFIED = "not-verified: this run had no hidden tests; the instructor's grading checks each signal"
+
+
+def known_failures(metrics: list[dict], signals: dict) -> list[str]:
+    """The metrics the grading found false; of those it did not check (a public-only run),
+    the ones the student's own values already miss, and a note that the rest are unverified."""
+    failures = [m["name"] for m in metrics if m["name"] in signals and not signals[m["name"]]]
+    unchecked = [m for m in metrics if m["name"] not in signals]
+    failures += [m["name"] for m in unchecked if not meets_expectation(m["expected"], m["actual"])]
+    return failures + ([UNVERIFIED] if unchecked else []) or ["none"]
+
+
 def build_evidence(lab: LabRecord, signals: dict, submission: Path, command: str,
-                   today: _dt.date | None = None, grading_seed: int | None = None) -> dict:
+                   today: _dt.date | None = None, grading_seed: int | None = None,
+                   tampered: list[str] | None = None) -> dict:
     doc = template()
     seed = lab.seed
     doc["commit"] = submission_commit(Path(submission))
@@ -190,18 +224,18 @@ def build_evidence(lab: LabRecord, signals: dict, submission: Path, command: str
     for metric in doc["metrics"]:
         metric["actual"] = metric_actual(lab, metric["name"])
     doc["artifacts"] = ["fault_injection.py", f"reports/{PLOT_FILE}", "reports/score.json", f"reports/{EVIDENCE_FILE}"]
-    names = [m["name"] for m in doc["metrics"]]
-    failures = [n for n in names if not (signals or {}).get(n, False)]
-    doc["known_failures"] = failures or ["none"]
+    doc["known_failures"] = known_failures(doc["metrics"], signals or {})
+    if tampered is not None:
+        doc["tampered"] = list(tampered)
     return doc
 
 
 def write_evidence(out_dir: Path, lab: LabRecord, signals: dict, submission: Path, command: str,
-                   grading_seed: int | None = None) -> Path:
+                   grading_seed: int | None = None, tampered: list[str] | None = None) -> Path:
     """Write <out_dir>/evidence.yaml (learn-llm.evidence.v1, filled) and return its path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = build_evidence(lab, signals, Path(submission), command, grading_seed=grading_seed)
+    doc = build_evidence(lab, signals, Path(submission), command, grading_seed=grading_seed, tampered=tampered)
     text = ("# learn-llm.evidence.v1, filled in by the autograder from this grading run\n"
             "# (the course notes' evidence template; actual = what your run_fault_injection measured).\n")
     text += yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
@@ -245,7 +279,8 @@ class Artefacts:
         if lab_record.EXTRAS_KEY not in result.extras:
             return []
         lab = lab_record.of(result.extras)
-        written = [(write_evidence(out_dir, lab, result.signals, submission, command, result.seed), None)]
+        written = [(write_evidence(out_dir, lab, result.signals, submission, command, result.seed,
+                                   result.tampered), None)]
         try:
             # a batch job's previous grading may have stopped before its `write`: its drawing is not this one
             png = drawing[1].result() if drawing is not None and drawing[0] is lab else render_fault_plot(lab)

@@ -1,0 +1,62 @@
+"""How much of the hidden tests a student sees, applied once to the result every format
+renders (score.md, score.json, junit.xml, results.json, the pull-request comment), so
+that no format shows more than the instructor chose:
+
+- "hints": every name, message and hint;
+- "tests": names and messages, no hint of a hidden test;
+- "total": per topic, one entry `hidden::*` with the points of all its hidden tests and
+  how many failed; no hidden test's name, message or hint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from autograder.grading.score import GradeResult, TestOutcome
+from autograder.i18n import _
+
+HIDDEN_DETAIL = ("hints", "tests", "total")
+HIDDEN_TOTAL = "hidden::*"     # the one entry that stands for a topic's hidden tests at "total"
+
+
+def is_hidden(test_id: str) -> bool:
+    return test_id.startswith("hidden::")
+
+
+def _hidden_total(tests: list[TestOutcome]) -> TestOutcome:
+    failed = sum(not x.passed for x in tests)
+    message = _("{failed} of {n} hidden tests failed").format(failed=failed, n=len(tests)) if failed else ""
+    return TestOutcome(HIDDEN_TOTAL, round(sum(x.earned for x in tests), 6), round(sum(x.possible for x in tests), 6),
+                       "failed" if failed else "passed", message, "",
+                       duration_s=round(sum(x.duration_s for x in tests), 6), kind="value" if failed else "")
+
+
+def _tests_shown(tests: list[TestOutcome], detail: str) -> list[TestOutcome]:
+    if detail == "tests":
+        return [dataclasses.replace(x, hint="") if is_hidden(x.id) else x for x in tests]
+    hidden = [x for x in tests if is_hidden(x.id)]
+    if any(x.id == HIDDEN_TOTAL for x in hidden):      # shown at "total" already
+        return tests
+    shown = [x for x in tests if not is_hidden(x.id)]
+    return shown + [_hidden_total(hidden)] if hidden else shown
+
+
+def _names_shown(names: list[str]) -> list[str]:
+    """Test ids ("hidden::name" or "topic::hidden::name") with each hidden name replaced by `*`."""
+    return [n[: n.index("hidden::")] + HIDDEN_TOTAL if is_hidden(n) or "::hidden::" in n else n for n in names]
+
+
+def visible(result: GradeResult, detail: str) -> GradeResult:
+    """A copy of `result` holding only what `detail` lets a student see (`result` itself at "hints")."""
+    if detail not in HIDDEN_DETAIL:
+        raise ValueError(f"hidden detail {detail!r}: one of {', '.join(HIDDEN_DETAIL)}")
+    if detail == "hints":
+        return result
+    topics = [dataclasses.replace(t, tests=_tests_shown(t.tests, detail)) for t in result.topics]
+    oral_exam = result.oral_exam
+    if detail == "total":     # each question keeps its counts; a hidden test's name becomes hidden::*
+        oral_exam = [{**row, "tests": _names_shown(row["tests"]), "failing": _names_shown(row["failing"])}
+                     for row in result.oral_exam]
+    return dataclasses.replace(result, topics=topics, oral_exam=oral_exam,
+                               selected_tests=_names_shown(result.selected_tests) if detail == "total"
+                               else result.selected_tests)
