@@ -66,7 +66,7 @@ def test_reference_run_fills_every_field_with_real_values(reference_score):
     assert not _same_fields(doc, evidence.template()), _same_fields(doc, evidence.template())
     assert not _placeholders(doc), f"placeholders left: {_placeholders(doc)}"
     assert doc["schema"] == "learn-llm.evidence.v1"
-    assert re.fullmatch(r"[0-9a-f]{40}|not-a-git-checkout", doc["commit"])
+    assert re.fullmatch(r"[0-9a-f]{40}( with uncommitted changes)?|not-a-git-checkout", doc["commit"])
     datetime.date.fromisoformat(str(doc["verified_at"]))
     assert re.fullmatch(r"python-\d+\.\d+\.\d+ numpy-\S+ [a-z0-9_]+-[a-z0-9_]+ cpu", doc["environment"])
     assert isinstance(doc["seed"], int) and doc["seed"] >= 0
@@ -242,11 +242,50 @@ def test_commit_of_a_git_checkout(tmp_path):
     git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     subprocess.run(git[:3] + ["init", "-q"], check=True)
     (tmp_path / "fault_injection.py").write_text("x = 1\n")
-    subprocess.run(git + ["add", "fault_injection.py"], check=True)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("y = 1\n")
+    subprocess.run(git + ["add", "fault_injection.py", "tests"], check=True)
     subprocess.run(git + ["commit", "-q", "-m", "submission"], check=True)
     head = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     assert evidence.submission_commit(tmp_path) == head
     assert evidence.submission_commit(tmp_path / "missing") == "not-a-git-checkout"
+    (tmp_path / "tests" / "test_x.py").write_text("y = 2\n")
+    assert evidence.submission_commit(tmp_path) == head, "only the graded module files count"
+    (tmp_path / "bptt.py").write_text("z = 1\n")
+    assert evidence.submission_commit(tmp_path) == f"{head} with uncommitted changes", "an untracked module file"
+    (tmp_path / "bptt.py").unlink()
+    (tmp_path / "fault_injection.py").write_text("x = 2\n")
+    assert evidence.submission_commit(tmp_path) == f"{head} with uncommitted changes", "an edited module file"
+
+
+def test_a_public_only_run_claims_no_signal_it_did_not_check(tmp_path):
+    """The public tests check no signal: the evidence must neither list the seven as failed
+    nor pass them as verified; it lists what the student's own values miss, and says so."""
+    sub = make_submission(tmp_path / "sub")
+    proc, score = grade(sub, tmp_path / "out", "--suite", "public", "--topic", "fault_injection")
+    assert proc.returncode == 0, proc.stderr
+    assert score["signals"] == {}, "no signal was checked"
+    text = (tmp_path / "out" / "evidence.yaml").read_text()
+    assert text.endswith("\n") and not text.endswith("\n\n")
+    doc = yaml.safe_load(text)
+    assert [m["actual"] for m in doc["metrics"][:-1]] == [True] * 6, "what the reference measured"
+    assert not set(SIGNALS) & set(doc["known_failures"]), doc["known_failures"]
+    assert len(doc["known_failures"]) == 1 and doc["known_failures"][0].startswith("not-verified"), doc
+    # a student's own false value (and a failed gradient check) are failures even unchecked
+    returned = dict.fromkeys(SIGNALS, True) | {"rho_above_one_gradient_explodes": False, "bptt_rel_error": 3e-4}
+    doc = evidence.build_evidence(LabRecord(seed=7, returned=returned), {}, tmp_path, "make grade")
+    assert doc["known_failures"][:2] == ["rho_above_one_gradient_explodes", "bptt_matches_finite_difference"]
+    assert doc["known_failures"][2].startswith("not-verified") and len(doc["known_failures"]) == 3
+
+
+def test_the_tampered_files_are_in_the_evidence(tmp_path):
+    lab = LabRecord(seed=7, returned=dict.fromkeys(SIGNALS, True) | {"bptt_rel_error": 1e-9})
+    signals = dict.fromkeys(SIGNALS, True)
+    path = evidence.write_evidence(tmp_path, lab, signals, tmp_path, "make grade", tampered=["Makefile"])
+    doc = yaml.safe_load(path.read_text())
+    assert doc["tampered"] == ["Makefile"] and doc["known_failures"] == ["none"]
+    path = evidence.write_evidence(tmp_path, lab, signals, tmp_path, "make grade")
+    assert "tampered" not in yaml.safe_load(path.read_text()), "not checked (a plain grade): not said"
 
 
 def test_sanitised_command_and_environment_hold_no_machine_paths(tmp_path):

@@ -203,12 +203,11 @@ UNVERIFIED = "not-verified: this run had no hidden tests; the instructor's gradi
 
 
 def known_failures(metrics: list[dict], signals: dict) -> list[str]:
-    """The metrics the grading found false; of those it did not check (a public-only run),
-    the ones the student's own values already miss, and a note that the rest are unverified."""
-    failures = [m["name"] for m in metrics if m["name"] in signals and not signals[m["name"]]]
-    unchecked = [m for m in metrics if m["name"] not in signals]
-    failures += [m["name"] for m in unchecked if not meets_expectation(m["expected"], m["actual"])]
-    return failures + ([UNVERIFIED] if unchecked else []) or ["none"]
+    """The metrics the grading did not confirm; in a run that checked none (public tests
+    only), the ones the student's own values already miss, and a note that the rest are unverified."""
+    if signals:
+        return [m["name"] for m in metrics if not signals.get(m["name"], False)] or ["none"]
+    return [m["name"] for m in metrics if not meets_expectation(m["expected"], m["actual"])] + [UNVERIFIED]
 
 
 def build_evidence(lab: LabRecord, signals: dict, submission: Path, command: str,
