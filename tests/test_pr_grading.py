@@ -6,17 +6,21 @@ environment (job summary, event payload, outputs, a fake secret).
 - a submission that edits the rubric, a public test or the engine is graded as if it had
   not (same score) and is reported `tampered` with the list of files;
 - a submission that reads its environment never sees the secret;
-- a pass mark fails the check below it.
+- a pass mark fails the check below it, and the summary, the comment and every report say so;
+- the instructor's hidden-detail level holds in every file the student can see: the summary,
+  the comment, the log and every file of the uploaded `reports` artifact.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 
 import pytest
+import yaml
 
 from helpers import SOLUTIONS, UNIT, borrowed_venv
 
@@ -115,6 +119,8 @@ def test_tampering_changes_nothing_but_the_flag(release, tmp_path, honest, edit,
     assert score["tampered"] == [file]
     assert "TAMPERED" in summary.read_text() and file in (out / "comment.md").read_text()
     assert "tampered" in (out / "junit.xml").read_text() and "TAMPERED" in (out / "results.json").read_text()
+    assert json.loads((out / "results.json").read_text())["extra_data"]["tampered"] == [file]
+    assert yaml.safe_load((out / "evidence.yaml").read_text())["tampered"] == [file]
 
 
 SPY = '''
@@ -143,24 +149,72 @@ def test_student_code_never_sees_the_secret(release, tmp_path):
     assert SECRET not in text and "GRADER_DEPLOY_KEY" not in text and "GITHUB_OUTPUT" not in text
 
 
-def test_a_pass_mark_fails_the_check_below_it(release, tmp_path, honest):
+def test_a_pass_mark_fails_the_check_below_it_and_says_so(release, tmp_path, honest):
     pct = 100 * honest[1]["earned"] / honest[1]["possible"]
     folder = checkout(release, tmp_path)
-    proc, *_ = grade_pr(release, tmp_path, folder, "--fail-under", str(pct + 0.5))
-    assert proc.returncode == 1
-    proc, *_ = grade_pr(release, tmp_path, folder, "--fail-under", str(pct - 0.5))
-    assert proc.returncode == 0
+    for mark, status, sentence in [(pct + 0.5, 1, "Below the pass mark"), (pct - 0.5, 0, "Pass mark reached")]:
+        mark = round(mark, 2)
+        proc, score, out, summary, _ = grade_pr(release, tmp_path, folder, "--fail-under", str(mark))
+        assert proc.returncode == status, proc.stdout + proc.stderr
+        assert sentence in proc.stdout and f"{mark:g}%" in proc.stdout, proc.stdout
+        assert score["pass_mark"] == {"percent": mark, "reached": status == 0}
+        for text in (summary.read_text(), (out / "comment.md").read_text(), (out / "results.json").read_text(),
+                     (out / "junit.xml").read_text()):
+            assert sentence in text and f"{mark:g}%" in text
+        summary.unlink()
+
+
+def _readable(path) -> str:
+    """A file's text as a reader sees it: JSON strings decoded, Markdown escapes, entities and
+    word joiners undone (a name hidden only by an escape is not hidden); a PNG's bytes (its
+    text chunks are plain)."""
+    if path.suffix == ".png":
+        return path.read_bytes().decode("latin-1")
+    text = path.read_text()
+    if path.suffix == ".json":
+        text = json.dumps(json.loads(text), ensure_ascii=False)
+    return readable_text(text)
+
+
+def readable_text(text: str) -> str:
+    import html
+
+    return html.unescape(text.replace("\\", "").replace("\u2060", ""))
+
+
+def _word(text: str) -> re.Pattern:
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])")
 
 
 @pytest.mark.parametrize("detail", ["total", "tests", "hints"])
 def test_the_instructor_chooses_what_students_see_of_hidden_tests(release, tmp_path, honest, detail):
+    """Every file the student can see — the job summary, the comment, the log, and every
+    file of the `reports` artifact (each format, the evidence, the figure) — is searched for
+    every hidden test's name and hint in the rubric."""
     proc, score, out, summary, _ = grade_pr(release, tmp_path, checkout(release, tmp_path), "--hidden-detail", detail)
-    failed_hidden = [x for t in score["topics"] for x in t["tests"] if x["id"].startswith("hidden::")
-                     and x["outcome"] != "passed"]
-    assert failed_hidden
-    text = summary.read_text()
-    names_shown = any(x["id"] in text for x in failed_hidden)
-    hints_shown = any(x["hint"][:40] in text for x in failed_hidden)
-    assert names_shown == (detail != "total") and hints_shown == (detail == "hints")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = {"summary": readable_text(summary.read_text()), "log": proc.stdout + proc.stderr}
+    seen |= {f"reports/{p.name}": _readable(p) for p in out.iterdir()}
+    assert {"reports/score.md", "reports/score.json", "reports/junit.xml", "reports/results.json",
+            "reports/evidence.yaml", "reports/fault_injection.png", "reports/comment.md"} <= set(seen)
+    rubric = [t for topic in UNIT.rubric.topics for t in topic.tests]
+    hidden = [t for t in rubric if t.visibility == "hidden"]
+    public_hints = {t.hint for t in rubric if t.visibility == "public"}
+    hidden_hints = [readable_text(t.hint) for t in hidden if t.hint and t.hint not in public_hints]
+    assert len(hidden) > 40 and hidden_hints
+    for where, text in seen.items():
+        names = [t.test for t in hidden if _word(t.test).search(text)]
+        if detail == "total":
+            assert not names, f"{where} names hidden tests at --hidden-detail total: {names[:5]}"
+        if detail != "hints":
+            hints = [h for h in hidden_hints if h in text]
+            assert not hints, f"{where} shows hidden hints at --hidden-detail {detail}: {hints[:2]}"
+    failed_hidden = [x for t in score["topics"] for x in t["tests"] if x["id"].startswith("hidden") and
+                     x["outcome"] != "passed"]
+    assert failed_hidden, "the mistake in attention.py fails hidden tests"
+    text = seen["summary"]
     if detail == "total":
-        assert "hidden tests:" in text
+        assert "hidden tests:" in text and {x["id"] for x in failed_hidden} == {"hidden::*"}
+    else:
+        assert all(x["id"] in text for x in failed_hidden)
+        assert any(x["hint"] and x["hint"][:40] in text for x in failed_hidden) == (detail == "hints")

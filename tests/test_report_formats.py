@@ -118,3 +118,17 @@ def test_the_tampered_files_are_in_every_format():
     results = gradescope.document(result)
     assert results["extra_data"]["tampered"] == result.tampered and "Makefile" in results["output"]
     assert "autograder/grading/score.py, Makefile" in junit.render(result)
+
+
+def test_grade_says_why_it_exits_1_under_a_pass_mark(tmp_path):
+    """`make grade GRADE_ARGS="--fail-under 90"` ended in make's "Error 1" with no reason."""
+    from helpers import STUBS, grade
+
+    for extra in ((), ("--quiet",)):
+        proc, score = grade(STUBS, tmp_path / "out", "--suite", "public", "--topic", "bptt", "--fail-under", "50", *extra)
+        assert proc.returncode == 1, proc.stderr
+        assert "Below the pass mark: 0% of the points, 50% needed." in proc.stdout, proc.stdout
+        assert score["pass_mark"] == {"percent": 50.0, "reached": False}
+        assert "Below the pass mark" in (tmp_path / "out" / "score.md").read_text()
+    proc, score = grade(STUBS, tmp_path / "out", "--suite", "public", "--topic", "bptt", "--fail-under", "0")
+    assert proc.returncode == 0 and "Pass mark reached: 0% of the points, 0% needed." in proc.stdout, proc.stdout
