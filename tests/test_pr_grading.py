@@ -18,12 +18,15 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
+import xmlschema
 import yaml
 
 from helpers import SOLUTIONS, UNIT, borrowed_venv
 
+JUNIT_XSD = Path(__file__).parent / "junit-10.xsd"
 SECRET = "fake-deploy-key-7c1e9b"
 # exp(e) without subtracting the row maximum: overflows for large scores (a kill-matrix mutant)
 MUTANT = ("    w = np.exp(e - row_max)", "    w = np.exp(e)")
@@ -90,6 +93,7 @@ def test_an_honest_pull_request_is_graded_with_summary_comment_and_outputs(hones
     assert "pr=7" in outputs.read_text() and f"score={score['earned']:g}" in outputs.read_text()
     assert {"junit.xml", "results.json", "evidence.yaml", "fault_injection.png"} <= {p.name for p in out.iterdir()}
     assert "fault_injection.png" not in summary.read_text(), "the summary cannot show the figure; the artifact has it"
+    xmlschema.XMLSchema(str(JUNIT_XSD)).validate(str(out / "junit.xml"))    # CI dashboards validate it
 
 
 def _zero_the_failing_rubric_entry(folder):

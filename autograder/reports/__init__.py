@@ -1,7 +1,9 @@
 """Report writers, one module per format, each an exporter of one `GradeResult`:
 score.json, score.md, junit.xml, results.json (Gradescope) and the terminal table.
 
-Student-derived text goes through the sanitiser of its format (`autograder.reports.text`).
+Student-derived text goes through the sanitiser of its format (`autograder.reports.text`);
+what a student may see of the hidden tests is cut once, before any format renders
+(`autograder.reports.detail`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from pathlib import Path
 from autograder.grading.score import GradeResult
 from autograder.reports import gradescope, junit, markdown, score_json
 from autograder.reports.detail import visible
+
+__all__ = ["FILES", "atomic_write", "visible", "write_all"]
 from autograder.reports.files import atomic_write
 
 FILES = {"score.md": markdown.render, "junit.xml": junit.render, "results.json": gradescope.render,
