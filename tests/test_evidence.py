@@ -258,6 +258,24 @@ def test_commit_of_a_git_checkout(tmp_path):
     assert evidence.submission_commit(tmp_path) == f"{head} with uncommitted changes", "an edited module file"
 
 
+
+def test_the_commit_is_read_without_running_the_checkouts_git_hooks(tmp_path):
+    """A submitted folder may carry its own .git: nothing its configuration names may run
+    (git status would run core.fsmonitor, and clean filters, as commands)."""
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    (tmp_path / "bptt.py").write_text("x = 1\n")
+    subprocess.run(git + ["add", "bptt.py"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "submission"], check=True)
+    ran = tmp_path.parent / f"{tmp_path.name}-ran"
+    subprocess.run(git[:3] + ["config", "core.fsmonitor", f"touch {ran}; false"], check=True)
+    (tmp_path / ".gitattributes").write_text("*.py filter=evil\n")
+    subprocess.run(git[:3] + ["config", "filter.evil.clean", f"touch {ran}; cat"], check=True)
+    (tmp_path / "bptt.py").write_text("x = 2\n")
+    assert evidence.submission_commit(tmp_path).endswith(" with uncommitted changes")
+    assert not ran.exists(), "the checkout's git configuration ran a command"
+
+
 def test_a_public_only_run_claims_no_signal_it_did_not_check(tmp_path):
     """The public tests check no signal: the evidence must neither list the seven as failed
     nor pass them as verified; it lists what the student's own values miss, and says so."""

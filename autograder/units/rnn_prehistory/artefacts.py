@@ -25,6 +25,7 @@ lists the protected files the submission changed (`tampered`, an addition to the
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import math
 import os
@@ -113,14 +114,36 @@ def _git(submission: Path, *args: str) -> subprocess.CompletedProcess | None:
 
 def submission_commit(submission: Path) -> str:
     """HEAD of the git checkout holding the submission ("<sha> with uncommitted changes" when a
-    graded module file differs from it or is not committed), else "not-a-git-checkout"."""
+    graded module file differs from HEAD's or is not in it), else "not-a-git-checkout"."""
     proc = _git(submission, "rev-parse", "HEAD")
     sha = proc.stdout.strip() if proc else ""
     if not (proc and proc.returncode == 0 and len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
         return NOT_A_CHECKOUT
-    # The module files are the submission folder's *.py (a glob pathspec does not descend into tests/).
-    status = _git(submission, "status", "--porcelain", "--untracked-files=all", "--", ":(glob)*.py")
-    return sha + UNCOMMITTED if status is None or status.returncode != 0 or status.stdout.strip() else sha
+    committed = _committed_blobs(submission)
+    now = _module_blobs(submission, "sha256" if len(sha) == 64 else "sha1")
+    return sha if committed == now else sha + UNCOMMITTED
+
+
+def _committed_blobs(submission: Path) -> dict[str, str] | None:
+    """{name: blob id} of the folder's *.py in HEAD. Read from the object store, never through
+    `git status`: a submitted folder may carry its own .git, whose configuration (fsmonitor,
+    filters) git runs as commands on the work tree."""
+    proc = _git(submission, "ls-tree", "-z", "HEAD", "--", ".")
+    if proc is None or proc.returncode != 0:
+        return None
+    entries = (line.split("\t", 1) for line in proc.stdout.split("\0") if "\t" in line)
+    return {name: meta.split()[2] for meta, name in entries
+            if name.endswith(".py") and "/" not in name and meta.split()[1] == "blob"}
+
+
+def _module_blobs(submission: Path, algorithm: str) -> dict[str, str]:
+    """{name: blob id} of the folder's *.py as they are now (git's blob hash of their bytes)."""
+    blobs = {}
+    for path in sorted(Path(submission).glob("*.py")):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            blobs[path.name] = hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest()
+    return blobs
 
 
 def sanitised_environment() -> str:
