@@ -115,10 +115,12 @@ class Artefacts:
 def grade_and_report(unit, submission: Path, out: Path, options, command: str, started: float,
                      shown_as: str | None = None, tampered: list[str] | None = None, hidden_detail: str = "hints",
                      artefacts: Artefacts | None = None, image=None, spare: bool = True,
-                     pass_mark: float | None = None):
+                     pass_mark: float | None = None, source: Path | None = None):
     """The whole run: grading (probe, suites, score), then the unit's artefacts, then the
     reports. `shown_as` and `tampered` are what the reports say of the submission (a pull
-    request's checkout), `pass_mark` the percentage --fail-under asks for. A batch job
+    request's checkout), `pass_mark` the percentage --fail-under asks for, `source` the
+    folder the submission's files were copied from (the artefacts describe it: its commit,
+    the commands that replay the grading). A batch job
     passes the artefacts hook and the worker image it
     keeps for all its submissions, and whether its workers get a spare (`run.grade`).
     Returns the result and the images score.md shows."""
@@ -135,7 +137,7 @@ def grade_and_report(unit, submission: Path, out: Path, options, command: str, s
             result.submission = shown_as or result.submission
             result.tampered = tampered
             result.pass_mark = pass_mark
-            images = artefacts.write(out, result, submission, command)
+            images = artefacts.write(out, result, source or submission, command)
         finally:
             if own_artefacts:
                 artefacts.close()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -87,10 +88,12 @@ def cmd_pr(args) -> int:
     with tempfile.TemporaryDirectory(prefix="autograder-pr-") as tmp:
         submission = Path(tmp) / "submission"
         copy_submission(checkout / unit.stubs, submission, unit.modules)
+        # The evidence describes the pull request's own module folder: its commit, and a command that replays it.
+        command = "python -m autograder pr " + " ".join(sys.argv[2:])
         result, images = grade_and_report(unit, submission, args.out, Options("all", None, args.seed, lang=args.lang),
-                                          "python -m autograder pr", started, shown_as=str(args.checkout),
-                                          tampered=tampered, hidden_detail=args.hidden_detail,
-                                          pass_mark=args.fail_under)
+                                          command, started, shown_as=str(args.checkout), tampered=tampered,
+                                          hidden_detail=args.hidden_detail, pass_mark=args.fail_under,
+                                          source=checkout / unit.stubs)
     # The job summary and the comment cannot show the figure: it is in the uploaded reports.
     summary = markdown.render(result, (), args.hidden_detail)
     if images:

@@ -94,6 +94,10 @@ def test_an_honest_pull_request_is_graded_with_summary_comment_and_outputs(hones
     assert {"junit.xml", "results.json", "evidence.yaml", "fault_injection.png"} <= {p.name for p in out.iterdir()}
     assert "fault_injection.png" not in summary.read_text(), "the summary cannot show the figure; the artifact has it"
     xmlschema.XMLSchema(str(JUNIT_XSD)).validate(str(out / "junit.xml"))    # CI dashboards validate it
+    # the evidence describes the pull request's module folder, and its command replays the grading
+    grade_cmd, lab_cmd = yaml.safe_load((out / "evidence.yaml").read_text())["commands"]
+    assert grade_cmd.startswith("python -m autograder pr submission --manifest ") and "--seed 5" in grade_cmd
+    assert f'"submission/{UNIT.stubs}"' in lab_cmd, lab_cmd
 
 
 def _zero_the_failing_rubric_entry(folder):

@@ -102,6 +102,7 @@ def template() -> dict:
 
 NOT_A_CHECKOUT = "not-a-git-checkout"
 UNCOMMITTED = " with uncommitted changes"
+MAX_MODULE_BYTES = 16 << 20
 
 
 def _git(submission: Path, *args: str) -> subprocess.CompletedProcess | None:
@@ -140,9 +141,13 @@ def _module_blobs(submission: Path, algorithm: str) -> dict[str, str]:
     """{name: blob id} of the folder's *.py as they are now (git's blob hash of their bytes)."""
     blobs = {}
     for path in sorted(Path(submission).glob("*.py")):
-        if path.is_file() and not path.is_symlink():
-            data = path.read_bytes()
-            blobs[path.name] = hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest()
+        if path.is_symlink() or not path.is_file():
+            continue
+        if path.stat().st_size > MAX_MODULE_BYTES:      # no module is this big: count it as changed, unread
+            blobs[path.name] = "too-large"
+            continue
+        data = path.read_bytes()
+        blobs[path.name] = hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest()
     return blobs
 
 
