@@ -120,9 +120,9 @@ def grade_and_report(unit, submission: Path, out: Path, options, command: str, s
     reports. `shown_as` and `tampered` are what the reports say of the submission (a pull
     request's checkout), `pass_mark` the percentage --fail-under asks for, `source` the
     folder the submission's files were copied from (the artefacts describe it: its commit,
-    the commands that replay the grading). A batch job
-    passes the artefacts hook and the worker image it
-    keeps for all its submissions, and whether its workers get a spare (`run.grade`).
+    the commands that replay the grading). A batch job passes the artefacts hook and the
+    worker image it keeps for all its submissions, and whether its workers get a spare
+    (`run.grade`).
     Returns the result and the images score.md shows."""
     from autograder.grading.run import SUITES, grade, select_topics
     from autograder.isolation.image import image_config, start_image

@@ -18,7 +18,7 @@ string (versions and platform only: no paths, no host name), the seed of the stu
 run_fault_injection, the commands, each metric's expected and actual value, the
 artifacts, and the signals that did not hold. A run without the hidden suite (the public
 tests) checks no signal: its known failures are the values the student's own run got wrong,
-and a note that the signals were not verified. A pull request's or a batch's evidence also
+and a note that the signals were not verified. A pull request's evidence also
 lists the protected files the submission changed (`tampered`, an addition to the template).
 """
 
