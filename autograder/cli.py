@@ -211,8 +211,8 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     limit_own_memory()
     stop_on_sigterm()
-    from autograder.grading.score import GraderError
     from autograder.grading.rubric import RubricError
+    from autograder.grading.score import GraderError
 
     try:
         if args.command == "grade":          # the others' modules are imported only for them

@@ -15,12 +15,12 @@ import types
 
 import matplotlib.image
 import yaml
+from helpers import REPO, SOLUTIONS, STUBS, grade, make_submission
 
 from autograder.units.rnn_prehistory import artefacts as evidence
 from autograder.units.rnn_prehistory import fault_figure
 from autograder.units.rnn_prehistory.lab import fault_lab
 from autograder.units.rnn_prehistory.lab.record import LabRecord
-from helpers import REPO, SOLUTIONS, STUBS, grade, make_submission
 
 SIGNALS = ["near_one_product_stays_bounded", "rho_below_one_gradient_decays", "rho_above_one_gradient_explodes",
            "rho_one_tanh_saturation_still_decays", "clipping_caps_norm_keeps_training_alive",

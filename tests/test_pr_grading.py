@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 import xmlschema
 import yaml
-
 from helpers import SOLUTIONS, UNIT, borrowed_venv
 
 JUNIT_XSD = Path(__file__).parent / "junit-10.xsd"

@@ -12,7 +12,8 @@ import xml.etree.ElementTree as ET
 
 from autograder.grading.score import GradeResult, TestOutcome, TopicResult
 from autograder.reports import gradescope, junit, markdown, terminal
-from autograder.reports.text import csv_cell, markdown as md_text, plain
+from autograder.reports.text import csv_cell, plain
+from autograder.reports.text import markdown as md_text
 
 HOSTILE = ("boom\n# Fake heading\n| bptt | 20 / 20 | graded |\n<img src=http://x.invalid/beacon>"
            "<script>alert(1)</script> ![x](http://x.invalid/i.png) [link](http://x.invalid) "
