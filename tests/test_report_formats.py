@@ -86,7 +86,21 @@ def test_every_format_shows_only_what_the_hidden_detail_allows(tmp_path, detail)
         assert "1 of 2 hidden tests failed" in files["junit.xml"] and "1 of 2 hidden tests failed" in files["results.json"]
         assert "- hidden tests: 1.5 / 3.5" in files["score.md"]
         assert doc["oral_exam"][0]["failing"] == ["bleu::hidden::*"]
+        assert [x for x in doc["topics"][1]["tests"]] == [
+            {"id": "hidden::*", "earned": 3.0, "possible": 3.0, "outcome": "passed", "message": "", "hint": "",
+             "kind": ""}]
         assert "### `beam`" not in files["score.md"], "a topic whose hidden tests all pass needs no section"
+
+
+def test_the_hidden_total_says_how_its_tests_failed_when_all_failed_alike():
+    stub = [TestOutcome(f"hidden::test_{i}", 0.0, 1.0, "error", "NotImplementedError", "", not_implemented="m.f",
+                        kind="exception") for i in range(3)]
+    topic = TopicResult("bleu", "BLEU", "bleu", "not_implemented", "nothing is implemented yet", stub)
+    shown = reports.visible(GradeResult("unit", "sub", seed=1, duration_s=0.0, topics=[topic]), "total")
+    [total] = shown.topics[0].tests
+    assert (total.id, total.outcome, total.not_implemented, total.kind, total.possible) == (
+        "hidden::*", "error", "m.f", "exception", 3.0)
+    assert total.message == "3 of 3 hidden tests failed"
 
 
 def test_the_pull_request_summary_keeps_the_level(tmp_path):

@@ -24,11 +24,16 @@ def is_hidden(test_id: str) -> bool:
 
 
 def _hidden_total(tests: list[TestOutcome]) -> TestOutcome:
-    failed = sum(not x.passed for x in tests)
-    message = _("{failed} of {n} hidden tests failed").format(failed=failed, n=len(tests)) if failed else ""
+    """One entry for all of a topic's hidden tests: their points, and how they failed when
+    they all failed alike (still a stub, all errors, all timeouts)."""
+    failed = [x for x in tests if not x.passed]
+    message = _("{failed} of {n} hidden tests failed").format(failed=len(failed), n=len(tests)) if failed else ""
+    outcomes, kinds = {x.outcome for x in failed}, {x.kind for x in failed}
+    stub = failed[0].not_implemented if failed and all(x.not_implemented for x in failed) else None
     return TestOutcome(HIDDEN_TOTAL, round(sum(x.earned for x in tests), 6), round(sum(x.possible for x in tests), 6),
-                       "failed" if failed else "passed", message, "",
-                       duration_s=round(sum(x.duration_s for x in tests), 6), kind="value" if failed else "")
+                       outcomes.pop() if len(outcomes) == 1 else "failed" if failed else "passed", message, "",
+                       not_implemented=stub, duration_s=round(sum(x.duration_s for x in tests), 6),
+                       kind=kinds.pop() if len(kinds) == 1 else "")
 
 
 def _tests_shown(tests: list[TestOutcome], detail: str) -> list[TestOutcome]:
