@@ -9,7 +9,7 @@ import pytest
 
 from autograder.isolation import registry as models
 from autograder.isolation import wire
-from autograder.units.rnn_prehistory.helpers.functions import CubicForm
+from autograder.units.rnn_prehistory.helpers.language_models import BigramLM
 
 
 def roundtrip(value, **kw):
@@ -45,10 +45,10 @@ def test_refuses_what_is_not_plain_data():
 
 
 def test_helper_objects_only_travel_towards_the_worker():
-    f = CubicForm(w=np.ones(2), A=np.ones((2, 1)))
-    raw = wire.dumps(f, objects=models.encode)
+    lm = BigramLM(log_probs=np.log(np.full((3, 3), 1 / 3)), bos=2)
+    raw = wire.dumps(lm, objects=models.encode)
     rebuilt = wire.loads(raw, objects=models.build)
-    assert isinstance(rebuilt, CubicForm) and rebuilt(np.ones(2)) == f(np.ones(2))
+    assert isinstance(rebuilt, BigramLM) and np.array_equal(rebuilt((2, 1)), lm((2, 1)))
     with pytest.raises(wire.WireError, match="not accepted"):
         wire.loads(raw)                         # the grader decodes worker replies without `objects`
     with pytest.raises(ValueError, match="unknown helper"):
@@ -69,6 +69,6 @@ def test_a_reply_is_decoded_as_it_is_parsed_and_refuses_what_a_worker_never_send
     array, nested, counter, pairs = reply["result"]
     assert np.array_equal(array, result[0]) and nested == [{"k": (1, math.inf)}]
     assert counter == Counter({"a": 2}) and pairs == {(1, 2): "pair"}
-    for forged in ({"$obj": ["CubicForm", {}]}, {"$nd": ["<f8", [2], "AAAA"]}, {"$f": "zero"}, {"$d": 5}):
+    for forged in ({"$obj": ["BigramLM", {}]}, {"$nd": ["<f8", [2], "AAAA"]}, {"$f": "zero"}, {"$d": 5}):
         with pytest.raises(wire.WireError):
             wire.parse_reply(json.dumps({"ok": True, "id": 3, "result": [forged]}).encode())

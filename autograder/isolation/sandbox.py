@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.i18n import _
-from autograder.isolation import registry, wire
+from autograder.isolation import callbacks, registry, wire
 from autograder.isolation.image import ImageError, Limits, WorkerImage, image_config, start_image
+from autograder.isolation.redact import Redactor, redact_paths
 
 if TYPE_CHECKING:
     from autograder.assignment import Unit
@@ -140,8 +141,10 @@ class LogDrain(threading.Thread):
 class Worker:
     """One worker process and its temporary folder."""
 
-    def __init__(self, image: WorkerImage, submission: Path, limits: Limits, generation: int, modules):
+    def __init__(self, image: WorkerImage, submission: Path, limits: Limits, generation: int, modules,
+                 redact=redact_paths):
         self.generation = generation
+        self.redact = redact
         self.limits = limits
         self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
         copy_submission(submission, self.root / "submission", modules)
@@ -163,6 +166,13 @@ class Worker:
         self._buf = bytearray()
         self._next_id = 0
         self.sandbox_info: dict | None = None
+        # What the request being served lent the worker (token -> grader-side callable); the
+        # serial revokes the WorkerRefs of earlier requests.
+        self._lent: dict[int, object] = {}
+        self._tokens = 0
+        self._serial = 0
+        self._deadline = 0.0
+        self._syncs: list[callbacks.ArraySync] = []     # of the callbacks being answered, innermost last
 
     def wait_ready(self) -> dict:
         """The worker's report of the isolation it applied; IsolationError if it could not start."""
@@ -187,32 +197,108 @@ class Worker:
     def requests(self, message: dict, count: int, timeout: float):
         """Send one request that the worker answers with up to `count` replies (a "map"),
         and yield them as they come; each reply has its own deadline of `timeout` s, as
-        `count` single requests would."""
+        `count` single requests would. Callables in the message that the worker cannot
+        rebuild are lent (see `autograder.isolation.callbacks`): their callbacks are
+        answered here, within the deadline of the reply being waited for."""
         self.wait_ready()
-        deadline = time.monotonic() + timeout
         self._next_id += 1
+        self._serial += 1
+        self._lent, self._syncs = {}, []
+        self._deadline = time.monotonic() + timeout
         message = dict(message, id=self._next_id)
         try:
-            wire.write_frame(self._req_w, wire.dumps(message, objects=registry.encode))
+            wire.write_frame(self._req_w, wire.dumps(message, objects=self._encode))
         except (BrokenPipeError, OSError):
             raise self._died() from None
         for _call in range(count):
-            reply = self._parse(self._read_frame(deadline))
-            if time.monotonic() > deadline:
-                self.kill()
-                raise WorkerTimedOut()
-            if reply.get("id") != self._next_id:
-                self.kill()
-                raise WorkerDied(self.proc.returncode, self.log_tail(), "wrote something other than a reply on the "
-                                 "grader's pipe (an answer to a request that was never sent)")
+            reply = self._next_frame()
+            if "returned" in reply:
+                raise self._violation("answered a call the grader did not make")
             yield reply
             if not reply.get("ok", True):       # the worker stops at the first failing call
                 return
-            deadline = time.monotonic() + timeout
+            self._deadline = time.monotonic() + timeout
+
+    def _encode(self, value):
+        """`wire.to_plain` hook for the grader -> worker direction: registered helper objects
+        are rebuilt in the worker; any other callable stays here and is lent."""
+        if isinstance(value, callbacks.Lent):
+            value = value.function
+        else:
+            encoded = registry.encode(value)
+            if encoded is not None or not callable(value):
+                return encoded
+        if isinstance(value, callbacks.WorkerRef):
+            return {"$ref": value._key} if value._serial == self._serial else None
+        self._tokens += 1
+        self._lent[self._tokens] = value
+        return {"$cb": self._tokens}
+
+    def _next_frame(self) -> dict:
+        """The worker's next frame that is not a callback, answering callbacks on the way."""
+        while True:
+            frame = self._parse(self._read_frame(self._deadline))
+            if time.monotonic() > self._deadline:
+                self.kill()
+                raise WorkerTimedOut()
+            if frame.get("id") != self._next_id:
+                raise self._violation("wrote something other than a reply on the grader's pipe (an answer to a "
+                                      "request that was never sent)")
+            if "callback" not in frame:
+                return frame
+            self._answer(frame)
+
+    def _answer(self, frame: dict) -> None:
+        """Run the lent callable a callback names and send its result (or its error) back."""
+        function = self._lent.get(frame["callback"]) if type(frame["callback"]) is int else None
+        if function is None:
+            raise self._violation("called a function the grader did not lend for this call")
+        args, kwargs = frame.get("args", []), frame.get("kwargs", {})
+        sync = callbacks.ArraySync(args, kwargs)
+        self._syncs.append(sync)
+        try:
+            result = function(*args, **kwargs)
+            payload = wire.dumps({"op": "return", "ok": True, "result": result, "sync": sync.changes()},
+                                 objects=self._encode)
+        except (WorkerDied, WorkerTimedOut):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the student's arguments broke it: the student's code hears of it
+            error = callbacks.error_frame(exc)
+            payload = wire.dumps({"op": "return", **error, "message": self.redact(error["message"]),
+                                  "sync": sync.changes()})
+        finally:
+            self._syncs.pop()
+        self._send(payload)
+
+    def invoke(self, ref: "callbacks.WorkerRef", args: tuple, kwargs: dict):
+        """Call an object the worker keeps for the callback being answered; its result, or
+        its error raised here."""
+        if ref._worker is not self or ref._serial != self._serial or self.proc.poll() is not None:
+            raise RuntimeError(callbacks.REVOKED)
+        changes = self._syncs[-1].changes() if self._syncs else []
+        self._send(wire.dumps({"op": "invoke", "ref": ref._key, "args": list(args), "kwargs": kwargs,
+                               "sync": changes}, objects=self._encode))
+        frame = self._next_frame()
+        if not frame.get("returned"):
+            raise self._violation("did not answer the grader's call")
+        if frame.get("ok"):
+            return frame.get("result")
+        raise callbacks.exception_from(frame.get("type", "RuntimeError"), str(frame.get("message", "")))
+
+    def _send(self, payload: bytes) -> None:
+        try:
+            wire.write_frame(self._req_w, payload)
+        except (BrokenPipeError, OSError):
+            raise self._died() from None
+
+    def _violation(self, what: str) -> "WorkerDied":
+        self.kill()
+        return WorkerDied(self.proc.returncode, self.log_tail(), what)
 
     def _parse(self, raw: bytes) -> dict:
+        serial = self._serial
         try:
-            reply = wire.parse_reply(raw)
+            reply = wire.parse_reply(raw, tags={"$ref": lambda key: callbacks.WorkerRef(self, key, serial)})
         except wire.WireError as exc:
             self.kill()    # someone wrote to the protocol pipe who should not have
             raise WorkerDied(self.proc.returncode, self.log_tail(),
@@ -320,6 +406,8 @@ class Sandbox:
         self.sandbox_info: dict | None = None
         self.restarts = 0
         self.failure: IsolationError | None = None
+        # Student-visible text from the worker never names the grader's folders (see `redact`).
+        self.redact = Redactor({unit.path: "<unit>", self.submission: "<submission>"})
 
     def worker(self, slot: str = "main") -> Worker:
         worker = self._workers[slot]
@@ -330,7 +418,7 @@ class Sandbox:
                 self._generation += 1
                 generation = self._generation
             worker = self._workers[slot] = Worker(self.image, self.submission, self.limits, generation,
-                                                  self.unit.modules)
+                                                  self.unit.modules, self.redact)
         return worker
 
     def _discard(self, slot: str) -> None:
@@ -385,12 +473,16 @@ class Sandbox:
                                        "slow)").format(what=what, seconds=f"{timeout:g}"))
             except WorkerDied as died:
                 self._discard(slot)
-                detail = _("; its last output:\n{output}").format(output=died.log_tail.strip()[-800:]) \
-                    if died.log_tail.strip() else ""
+                output = self.redact(died.log_tail).strip()
+                detail = _("; its last output:\n{output}").format(output=output[-800:]) if output else ""
                 how = died.reason or describe_exit(died.returncode)
                 raise StudentCrash(_("the process running your code {how} during {what}{detail}").format(
                     how=how, what=what, detail=detail))
             self.sandbox_info = worker.sandbox_info
+            if not reply.get("ok", True):    # the student's text: every report is built from this
+                for key in ("message", "where", "traceback"):
+                    if isinstance(reply.get(key), str):
+                        reply[key] = self.redact(reply[key])
             yield reply
 
     # ------------------------------------------------------------------ imports
@@ -457,9 +549,10 @@ class Sandbox:
             raise StudentTimeout(_("{what} was not run again: an earlier call timed out after {seconds} s (an "
                                    "infinite loop, or far too slow)").format(
                 what=what, seconds=f"{self.timed_out[what]:g}"))
+        lent = {target: callbacks.Lent(value) if callable(value) else value for target, value in (patches or {}).items()}
         message = {"op": "map", "module": module, "function": function,
                    "calls": [{"args": list(args), "kwargs": kwargs} for args, kwargs in calls],
-                   "keep": list(self.unit.kept_outputs(module, function)), "patches": patches or {}}
+                   "keep": list(self.unit.kept_outputs(module, function)), "patches": lent}
         try:    # every reply is read before any is judged: none may be left in the pipe
             replies = list(self._requests(message, len(calls), self.limits.call_timeout_s, what, slot))
         except StudentTimeout:
@@ -554,7 +647,9 @@ class StudentFunction:
 
     def patched(self, patches: dict) -> "StudentFunction":
         """The same function, run with module attributes replaced, e.g.
-        {"fault_injection.clip_grad_norm": BrokenClip()} (values: registered helper objects)."""
+        {"fault_injection.clip_grad_norm": BrokenClip()}: a callable replacement stays in the
+        grader and is lent for the call (the worker gets a proxy, revoked when the call
+        ends); a plain value (a number, an array) is set as it is."""
         return StudentFunction(self._module, self._name, patches)
 
     def __repr__(self):

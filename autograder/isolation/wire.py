@@ -11,6 +11,11 @@ decoding a worker's reply never runs code the student defined (no pickle):
     {"$h": [generation, id]}          handle to an object kept inside the worker (a cache)
     {"$obj": [name, state]}           grader-side helper object (see autograder.isolation.registry);
                                       accepted only in the grader -> worker direction
+    {"$cb": token}                    a callable that runs in the grader (a stand-in, a test
+                                      function): the worker gets a proxy that calls back up the
+                                      pipe (see autograder.isolation.callbacks); grader -> worker
+    {"$ref": id}                      an object the worker keeps while the grader runs a callback
+                                      (a function the student passed to a stand-in); both ways
 
 Numpy scalars become Python numbers. Anything else is refused with a message that
 names the type, which the worker turns into an error the student can act on.
@@ -122,10 +127,13 @@ def _key(k):
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
-def _decoder(objects):
+def _decoder(objects, tags=None):
     """The inverse of `to_plain`, as json.loads' object_hook: each tagged object is decoded
     as the parser builds it, innermost first, so lists and plain values pass no Python code.
-    `objects(name, state)` decodes {"$obj": ...}; None refuses it."""
+    `objects(name, state)` decodes {"$obj": ...}; None refuses it. `tags` maps the
+    callback tags ("$cb", "$ref") to their decoders; a tag not in it is refused."""
+    tags = tags or {}
+
     def decode(data: dict):
         if len(data) != 1:
             return data
@@ -154,6 +162,10 @@ def _decoder(objects):
                 raise WireError("helper objects are not accepted in this direction")
             name, state = body
             return objects(name, state)
+        if tag in ("$cb", "$ref"):
+            if tag not in tags:
+                raise WireError(f"{tag} is not accepted in this direction")
+            return tags[tag](int(body))
         return data
 
     return decode
@@ -162,16 +174,16 @@ def _decoder(objects):
 _REPLY_DECODER = _decoder(None)
 
 
-def parse_reply(raw: bytes) -> dict:
+def parse_reply(raw: bytes, tags=None) -> dict:
     """A worker's reply frame as a JSON object, its tagged values decoded (helper objects
-    refused), refusing (WireError) anything over the size or container-count bounds before
+    refused; `tags` as in `_decoder`), refusing (WireError) anything over the size or container-count bounds before
     Python builds it, malformed, or nested too deep."""
     if len(raw) > MAX_REPLY_BYTES:
         raise WireError(f"reply of {len(raw)} bytes")
     if raw.count(b"[") + raw.count(b"{") > MAX_REPLY_CONTAINERS:   # base64 never holds a bracket
         raise WireError("reply with too many lists or objects")
     try:                      # depth: json's own recursion limit raises RecursionError
-        reply = json.loads(raw, object_hook=_REPLY_DECODER)
+        reply = json.loads(raw, object_hook=_decoder(None, tags) if tags else _REPLY_DECODER)
     except WireError:
         raise
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
@@ -185,9 +197,9 @@ def dumps(value, *, objects=None) -> bytes:
     return json.dumps(to_plain(value, objects=objects), allow_nan=False, separators=(",", ":")).encode()
 
 
-def loads(raw: bytes, *, objects=None):
+def loads(raw: bytes, *, objects=None, tags=None):
     try:
-        return json.loads(raw, object_hook=_decoder(objects))
+        return json.loads(raw, object_hook=_decoder(objects, tags))
     except WireError:
         raise
     except (ValueError, TypeError, KeyError, RecursionError) as exc:

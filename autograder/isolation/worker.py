@@ -15,8 +15,9 @@ modules of the unit's preload list, the unit's helper objects), then locks itsel
 
 Then it answers requests, one JSON frame at a time, on two inherited pipes. Replies are
 plain data (`autograder.isolation.wire`); objects that must stay here (caches) are
-returned as handles. This module must never import the hidden suites, the rubric or the
-reference.
+returned as handles. Correct stand-ins and test functions never come here: the worker gets
+proxies that call back to the grader (`autograder.isolation.callbacks`). This module must
+never import the hidden suites, the rubric, the reference or a stand-in.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import traceback
 
 import numpy as np
 
-from autograder.isolation import jail, registry, wire
+from autograder.isolation import callbacks, jail, registry, wire
 
 _handles: dict[int, object] = {}
 _generation = 0
@@ -164,8 +165,12 @@ def _where(tb) -> str:
     return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}"
 
 
+_ISOLATION = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
 def _student_frames(tb) -> str:
-    frames = [f for f in traceback.extract_tb(tb) if not f.filename.endswith(f"isolation{os.sep}worker.py")]
+    # Not this package's frames (the request loop, a callback's proxy): they are not the student's.
+    frames = [f for f in traceback.extract_tb(tb) if not f.filename.startswith(_ISOLATION)]
     text = "".join(traceback.format_list(frames[-6:]))
     return text[-4000:]
 
@@ -270,27 +275,23 @@ def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_c
 def serve(fd_in: int, fd_out: int) -> None:
     handlers = {"probe": handle_probe, "map": handle_map}
     infile = os.fdopen(fd_in, "rb", buffering=0)
+    side = callbacks._side
+    side.open(infile, fd_out)
     while True:
-        header = _read_exact(infile, 8)
+        header = callbacks.read_exact(infile, 8)
         if header is None:
             return
-        req = wire.loads(_read_exact(infile, int.from_bytes(header, "big")), objects=_helper_object)
-        replies = handlers[req["op"]](req)
-        for reply in [replies] if isinstance(replies, dict) else replies:
-            reply["id"] = req["id"]
-            # Replies are already plain structures: encode them without re-tagging.
-            wire.write_frame(fd_out, json.dumps(reply, allow_nan=False).encode())
-
-
-def _read_exact(fh, n: int):
-    chunks, got = [], 0
-    while got < n:
-        chunk = fh.read(n - got)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+        req = wire.loads(callbacks.read_exact(infile, int.from_bytes(header, "big")), objects=_helper_object,
+                         tags={"$cb": side.proxy})
+        side.begin(req["id"])
+        try:
+            replies = handlers[req["op"]](req)
+            for reply in [replies] if isinstance(replies, dict) else replies:
+                reply["id"] = req["id"]
+                # Replies are already plain structures: encode them without re-tagging.
+                wire.write_frame(fd_out, json.dumps(reply, allow_nan=False).encode())
+        finally:
+            side.end()       # what the grader lent for this request is revoked
 
 
 def _preload(config: dict) -> None:

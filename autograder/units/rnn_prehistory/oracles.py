@@ -1,12 +1,15 @@
-"""Correct stand-ins for student functions, substituted inside the worker by hidden tests.
+"""Correct stand-ins for student functions, patched in for one call by hidden tests.
 
 A test of one function must not charge a mistake made in another: `attribute_error`
 calls the student's own `sequence_score`, so its test runs with
 
     beam_search.attribute_error.patched({"beam_search.sequence_score": ExactSequenceScore()})
 
-and a wrong `sequence_score` costs points in its own tests only. These are solutions:
-listed as hidden helpers and as secret in unit.yaml (never shipped to students).
+and a wrong `sequence_score` costs points in its own tests only. These are solutions: they
+run in the grader only, never in the worker (student code would find and alias them there).
+The worker gets a proxy that calls back to the grader during the patched call and is revoked
+after it (autograder.isolation.callbacks); so arguments and results are plain data, and the
+cache RNNForward returns is a tuple of arrays. Secret in unit.yaml (never shipped to students).
 """
 
 from __future__ import annotations
@@ -15,10 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.isolation.registry import register
 
-
-@register
 @dataclass
 class ExactSequenceScore:
     """sequence_score(log_prob_fn, tokens, bos, alpha): sum_t log p(y_t | bos, y_<t) / T**alpha."""
@@ -37,7 +37,6 @@ class ExactSequenceScore:
 # the student's raise, the lab is graded with these in their place, so that an unfinished
 # bptt topic does not cost the lab's points too. They are always patched in together: the
 # cache is theirs.
-@register
 @dataclass
 class RNNForward:
     """rnn_forward(x, h0, Wx, Wh, b) -> (h, cache): h_t = tanh(x_t Wx + h_{t-1} Wh + b), h (N, T, H)."""
@@ -51,7 +50,6 @@ class RNNForward:
         return h, (x, h0, np.array(Wx, dtype=float), np.array(Wh, dtype=float), h)
 
 
-@register
 @dataclass
 class RNNBackward:
     """rnn_backward(dh, cache) -> (dx, dh0, dWx, dWh, db) for RNNForward's cache."""
@@ -70,7 +68,6 @@ class RNNBackward:
         return dx, carry, dWx, dWh, db
 
 
-@register
 @dataclass
 class NumericalGradient:
     """numerical_gradient(f, x, h=1e-6): central differences, one entry at a time, x restored."""
@@ -88,7 +85,6 @@ class NumericalGradient:
         return grad
 
 
-@register
 @dataclass
 class RelError:
     """rel_error(a, b): max |a - b| / max(1e-8, |a| + |b|), a float."""

@@ -1,4 +1,10 @@
-"""Scalar test functions f(x) for `numerical_gradient`."""
+"""Scalar test functions f(x) for `numerical_gradient`.
+
+Not registered helpers: the grader never sends one to the worker. A test that passes one to
+student code lends it (autograder.isolation.callbacks), so the student's function holds only
+what the docstring of numerical_gradient promises, a callable f(x) -> float, and never the
+analytic gradient, which the tests compute here, in the grader.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.isolation.registry import register
 
-
-@register
 @dataclass
 class CubicForm:
     """f(x) = sum(w * x**3) + sum(x @ A) ; gradient 3 w x**2 + A.sum(-1) (broadcast)."""
