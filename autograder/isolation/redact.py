@@ -35,7 +35,9 @@ def host_paths() -> dict[str, str]:
     labels = {}
     for path in (tempfile.gettempdir(), os.getcwd(), Path.home()):
         labels[str(path)] = {str(Path.home()): "~", tempfile.gettempdir(): "<tmp>"}.get(str(path), "<cwd>")
-    for path in {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}:
+    # The environment and every folder imports come from (site-packages a .pth file adds too).
+    for path in {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values(),
+                 *(p for p in sys.path if os.path.isabs(p))}:
         labels[str(path)] = "<python>"
     labels[str(Path(autograder.__file__).resolve().parent.parent)] = "<grader>"
     return labels
