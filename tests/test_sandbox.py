@@ -11,6 +11,7 @@ import os
 import socket
 import time
 
+import numpy as np
 import pytest
 
 from helpers import HIDDEN_TESTS, SOLUTIONS, STUBS, UNIT, grade, make_submission, results_by_id
@@ -289,3 +290,53 @@ def test_background_calls_run_on_a_spare_or_when_their_result_is_asked(tmp_path,
         # on the spare, the calls ran in another process; without one, here, once each
         assert bptt.recorded() == ([] if spare else [3, -1])
         assert (sandbox._workers["spare"] is not None) == spare
+
+
+LENDER = r'''
+
+def probe_in_place(g, x, h):
+    """g (lent by the grader) changes x in place and calls f, which reads x from its closure
+    (as a numerical gradient's loss does) and calls h, also lent."""
+    seen = []
+
+    def f(_ignored):
+        seen.append(float(x[0]))
+        return float(h(x.sum()))
+
+    return g(f, x), seen, x.tolist()
+
+
+def call_lent(g, value):
+    return g(value)
+'''
+
+
+def test_lent_functions_run_in_the_grader_and_see_what_the_student_sees(tmp_path):
+    """A callable the grader lends runs grader-side: it can call what the student passes it
+    (which may call another lent one back), its in-place changes to an array argument are
+    what the student's closure reads, its exception is raised in the student's code at the
+    student's line, and what the student passed it cannot be called after the call."""
+    from autograder.isolation import callbacks
+    from autograder.isolation.sandbox import Sandbox, StudentCodeError, StudentModule
+
+    sub = make_submission(tmp_path / "sub", files={"bptt.py": (SOLUTIONS / "bptt.py").read_text() + LENDER})
+    kept = []
+
+    def probe(f, x):
+        kept.append(f)
+        x[0] += 1.0
+        value = f(None)
+        x[0] -= 1.0
+        return value
+
+    with Sandbox(UNIT, sub, hidden=False) as sandbox:
+        sandbox.start()
+        bptt = StudentModule(sandbox, "bptt")
+        value, seen, after = bptt.probe_in_place(probe, np.array([1.0, 2.0]), lambda s: 10 * s)
+        assert (value, seen, after) == (40.0, [2.0], [1.0, 2.0])
+        with pytest.raises(RuntimeError, match="for one call only"):
+            kept[0](None)
+        with pytest.raises(StudentCodeError, match=r"ZeroDivisionError.*bptt\.py:\d+ in call_lent") as raised:
+            bptt.call_lent(lambda v: 1 / v, 0)
+        assert "callbacks.py" not in raised.value.traceback and "sandbox.py" not in raised.value.traceback
+        assert callbacks.REVOKED.startswith("this function was lent")

@@ -205,19 +205,25 @@ class Worker:
         self._serial += 1
         self._lent, self._syncs = {}, []
         self._deadline = time.monotonic() + timeout
-        message = dict(message, id=self._next_id)
+        request_id = self._next_id
+        message = dict(message, id=request_id)
         try:
             wire.write_frame(self._req_w, wire.dumps(message, objects=self._encode))
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        for _call in range(count):
-            reply = self._next_frame()
-            if "returned" in reply:
-                raise self._violation("answered a call the grader did not make")
-            yield reply
-            if not reply.get("ok", True):       # the worker stops at the first failing call
-                return
-            self._deadline = time.monotonic() + timeout
+        try:
+            for _call in range(count):
+                reply = self._next_frame()
+                if "returned" in reply:
+                    raise self._violation("answered a call the grader did not make")
+                yield reply
+                if not reply.get("ok", True):       # the worker stops at the first failing call
+                    return
+                self._deadline = time.monotonic() + timeout
+        finally:
+            if self._next_id == request_id:         # (a generator left unfinished ends later)
+                self._lent = {}
+                self._serial += 1                   # what the worker lent for this request is revoked
 
     def _encode(self, value):
         """`wire.to_plain` hook for the grader -> worker direction: registered helper objects
