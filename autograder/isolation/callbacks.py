@@ -66,7 +66,7 @@ class Proxy:
         self._token = token
 
     def __call__(self, *args, **kwargs):
-        return _side.call(self._token, args, kwargs)
+        return worker_side.call(self._token, args, kwargs)
 
     def __repr__(self) -> str:
         return "<function lent by the grader>"
@@ -134,7 +134,7 @@ class WorkerSide:
     def _wait(self):
         """Serve the grader's invocations of refs until it returns the callback's result."""
         while True:
-            frame = self._read_frame(self._infile, tags={"$ref": self.ref})
+            frame = self._read_frame(self._infile, tags={"$ref": self.ref, "$cb": self.proxy})
             if frame is None:
                 raise SystemExit(0)            # the grader hung up
             self._sync(frame.get("sync", ()))
@@ -186,7 +186,7 @@ def read_exact(fh, n: int):
     return b"".join(chunks)
 
 
-_side = WorkerSide()
+worker_side = WorkerSide()
 
 
 # ------------------------------------------------------------------ the grader's side

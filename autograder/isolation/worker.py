@@ -275,7 +275,7 @@ def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_c
 def serve(fd_in: int, fd_out: int) -> None:
     handlers = {"probe": handle_probe, "map": handle_map}
     infile = os.fdopen(fd_in, "rb", buffering=0)
-    side = callbacks._side
+    side = callbacks.worker_side
     side.open(infile, fd_out)
     while True:
         header = callbacks.read_exact(infile, 8)
