@@ -17,10 +17,22 @@ import sys
 from pathlib import Path
 
 import pytest
-
+import test_containment
 from helpers import STUBS, UNIT
-from test_containment import (CALLS_NUMERICAL_GRADIENT, SOLUTIONS_REL, UNIT_REL, Case, case, copied_env,  # noqa: F401
-                              expect_full_marks, grader, hostile, points, results_of, run_measured, topic)
+from test_containment import (
+    CALLS_NUMERICAL_GRADIENT,
+    UNIT_REL,
+    Case,
+    expect_full_marks,
+    hostile,
+    points,
+    results_of,
+    run_measured,
+    topic,
+)
+
+# test_containment's fixtures: both privilege modes, and the checks after every case.
+copied_env, grader, case = test_containment.copied_env, test_containment.grader, test_containment.case
 
 ORACLES = f"{UNIT.package}.oracles"
 STAND_INS = ["RNNForward", "RNNBackward", "NumericalGradient", "RelError", "ExactSequenceScore"]

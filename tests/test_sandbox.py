@@ -13,7 +13,6 @@ import time
 
 import numpy as np
 import pytest
-
 from helpers import HIDDEN_TESTS, SOLUTIONS, STUBS, UNIT, grade, make_submission, results_by_id
 
 AS_ROOT = os.geteuid() == 0

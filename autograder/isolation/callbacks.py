@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import builtins
 import json
+from typing import Any
 
 from autograder.isolation import wire
 
@@ -150,14 +151,14 @@ class WorkerSide:
         """Write what the grader's callable changed in its array arguments into the student's arrays."""
         args, kwargs = self._pending[-1]
         for key, value in changes:
-            target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
+            target: Any = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
             try:
                 target[...] = value
             except Exception:  # noqa: BLE001 - not an array the student can see changed (a copy, read-only)
                 pass
 
     def _invoke(self, frame: dict) -> dict:
-        target = self._refs.get(frame.get("ref"))
+        target = self._refs.get(frame.get("ref", 0))
         if not callable(target):
             return {"ok": False, "type": "TypeError", "message": "the grader called an object that is not callable"}
         try:

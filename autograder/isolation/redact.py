@@ -49,7 +49,7 @@ class Redactor:
     A path matches only as a whole folder name ("/tmp" never eats "/tmpfiles")."""
 
     def __init__(self, paths: dict):
-        labels = {}
+        labels: dict[str, str] = {}
         for path, label in {**host_paths(), **{str(k): v for k, v in paths.items()}}.items():
             for variant in _variants(path):
                 labels.setdefault(variant, label)

@@ -19,7 +19,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from autograder.i18n import _
 from autograder.isolation import callbacks, registry, wire
@@ -168,7 +168,7 @@ class Worker:
         self.sandbox_info: dict | None = None
         # What the request being served lent the worker (token -> grader-side callable); the
         # serial revokes the WorkerRefs of earlier requests.
-        self._lent: dict[int, object] = {}
+        self._lent: dict[int, Callable[..., Any]] = {}
         self._tokens = 0
         self._serial = 0
         self._deadline = 0.0
@@ -555,7 +555,8 @@ class Sandbox:
             raise StudentTimeout(_("{what} was not run again: an earlier call timed out after {seconds} s (an "
                                    "infinite loop, or far too slow)").format(
                 what=what, seconds=f"{self.timed_out[what]:g}"))
-        lent = {target: callbacks.Lent(value) if callable(value) else value for target, value in (patches or {}).items()}
+        lent = {target: callbacks.Lent(value) if callable(value) else value
+                for target, value in (patches or {}).items()}
         message = {"op": "map", "module": module, "function": function,
                    "calls": [{"args": list(args), "kwargs": kwargs} for args, kwargs in calls],
                    "keep": list(self.unit.kept_outputs(module, function)), "patches": lent}
