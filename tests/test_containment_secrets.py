@@ -252,7 +252,7 @@ def test_a_lent_stand_in_is_a_proxy_revoked_after_its_call(case):
 
 
 LEAK_PATHS = r'''
-def rel_error(a, b):
+def _paths():
     import os, sys
     modules = list(sys.modules.values())
     pieces = [p for m in modules if m.__name__.startswith("autograder.units") for p in getattr(m, "__path__", [])]
@@ -262,20 +262,29 @@ def rel_error(a, b):
     while frame is not None:
         pieces += [repr(v)[:200] for v in frame.f_locals.values() if isinstance(v, (str, dict))]
         frame = frame.f_back
-    raise RuntimeError("PATHS " + " ".join(dict.fromkeys(p for p in pieces if "/" in p))[:1800])
+    return "PATHS " + " ".join(dict.fromkeys(p for p in pieces if "/" in p))[:1800]
+
+
+def rel_error(a, b):
+    return _paths()                  # a result: the check's message quotes it
+
+
+def numerical_gradient(f, x, h=1e-6):
+    raise RuntimeError(_paths())     # an exception: its message and traceback
 '''
 
 
 def test_messages_name_no_instructor_path(case):
-    """A student's exception message made of every path the worker can read (module files
-    and package paths, sys.path, argv, the request loop's locals) reaches every report with
-    the grader's folders replaced by labels: the unit folder, the install, the Python
-    environment and the temporary folders never appear."""
+    """Every path the worker can read (module files and package paths, sys.path, argv, the
+    request loop's locals), in an exception's message and in a returned value that a check
+    quotes, reaches every report with the grader's folders replaced by labels: the unit
+    folder, the install, the Python environment and the temporary folders never appear."""
     sub = case.submission("sub", append={"bptt.py": hostile(LEAK_PATHS)})
     graded = case.grade(sub, "bptt", "attention")
     expect_full_marks(graded.score, "attention")
-    message = results_of(graded.score, "bptt")["public::test_rel_error_formula"]["message"]
-    assert "PATHS" in message and "<unit>" in message, message
+    results = results_of(graded.score, "bptt")
+    for tid in ("hidden::test_rel_error_matches_formula", "hidden::test_numerical_gradient_matches_analytic"):
+        assert "PATHS" in results[tid]["message"] and "<unit>" in results[tid]["message"], results[tid]["message"]
     g = case.grader
     # (Not the submission's own folder: score.json names it, as the grader was given it.)
     needles = {str(g.checkout), str(g.checkout.resolve()), str(Path(g.python).parent.parent), sys.prefix,

@@ -56,11 +56,28 @@ class Redactor:
         self._labels = labels
         ordered = sorted(labels, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(p) + r"(?![\w.-])" for p in ordered)) if ordered else None
+        self._bytes = re.compile("|".join(re.escape(p) for p in ordered).encode()) if ordered else None
 
     def __call__(self, text: str) -> str:
         if not self._pattern or not isinstance(text, str):
             return text
         return self._pattern.sub(lambda m: self._labels[m.group(0)], text)
+
+    def may_name(self, raw: bytes) -> bool:
+        """Whether a frame's bytes hold one of the paths (a quick test before `strings`)."""
+        return bool(self._bytes and self._bytes.search(raw))
+
+    def strings(self, value):
+        """`value` (a decoded reply: dicts, lists, tuples, arrays) with every string in it
+        redacted, results included (a check's message may quote what a function returned).
+        Arrays are left alone: their bytes are data, not text."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, dict):
+            return type(value)({self.strings(k): self.strings(v) for k, v in value.items()})
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.strings(v) for v in value)
+        return value
 
 
 redact_paths = Redactor({})

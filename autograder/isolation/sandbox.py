@@ -309,7 +309,8 @@ class Worker:
             self.kill()    # someone wrote to the protocol pipe who should not have
             raise WorkerDied(self.proc.returncode, self.log_tail(),
                              f"wrote something other than a reply on the grader's pipe ({exc})") from None
-        return reply
+        # Every report is built from replies: the grader's folders are never named in them.
+        return self.redact.strings(reply) if self.redact.may_name(raw) else reply
 
     def _read_frame(self, deadline: float) -> bytes:
         header = self._read_exact(8, deadline)
@@ -412,7 +413,8 @@ class Sandbox:
         self.sandbox_info: dict | None = None
         self.restarts = 0
         self.failure: IsolationError | None = None
-        # Student-visible text from the worker never names the grader's folders (see `redact`).
+        # What the worker sends (messages, tracebacks, results a check may quote) and its last
+        # output never name the grader's folders (see `redact`): every report is built from them.
         self.redact = Redactor({unit.path: "<unit>", self.submission: "<submission>"})
 
     def worker(self, slot: str = "main") -> Worker:
@@ -485,10 +487,6 @@ class Sandbox:
                 raise StudentCrash(_("the process running your code {how} during {what}{detail}").format(
                     how=how, what=what, detail=detail))
             self.sandbox_info = worker.sandbox_info
-            if not reply.get("ok", True):    # the student's text: every report is built from this
-                for key in ("message", "where", "traceback"):
-                    if isinstance(reply.get(key), str):
-                        reply[key] = self.redact(reply[key])
             yield reply
 
     # ------------------------------------------------------------------ imports
