@@ -1,16 +1,18 @@
 """Helper objects that tests pass as arguments to student functions.
 
 Student functions sometimes take a callable: `numerical_gradient(f, x)`, a language
-model `log_prob_fn(prefix)` for beam search, a replacement primitive for the fault-
-injection lab. A unit defines them in its own modules (listed as `helpers` in its
-unit.yaml, loaded into the worker before it is locked in), so that
+model `log_prob_fn(prefix)` for beam search. One that holds no solution and is called
+often (a language model) is registered here: a unit defines it in its own modules (listed
+as `helpers` in its unit.yaml, loaded into the worker before it is locked in), so that
 
 - the worker can rebuild them from plain data (`wire` sends {"$obj": [name, state]},
   never a pickle), and
 - the public tests, run by a student without the grader, can build the same objects.
 
 A helper is a dataclass registered with `@register`; its fields are its state and
-must be plain data (numbers, strings, tuples, arrays).
+must be plain data (numbers, strings, tuples, arrays). Student code can read all of it.
+Anything else callable (a test function that knows its own gradient, a correct stand-in,
+every patch) is lent instead and stays in the grader (`autograder.isolation.callbacks`).
 """
 
 from __future__ import annotations
