@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from autograder.i18n import _
-from autograder.isolation import callbacks, registry, wire
+from autograder.isolation import callbacks, registry, rewrite, wire
 from autograder.isolation.image import ImageError, Limits, WorkerImage, image_config, start_image
 from autograder.isolation.redact import Redactor, redact_paths
 
@@ -90,13 +90,17 @@ def read_regular(path: Path, limit: int = MAX_SUBMISSION_FILE_BYTES) -> bytes | 
         return fh.read(limit + 1)[:limit]
 
 
-def copy_submission(src: Path, dst: Path, modules) -> None:
+def copy_submission(src: Path, dst: Path, modules, replace: dict | None = None) -> None:
     """Copy the topic modules (`<module>.py`, regular files only, never through a link) into
-    `dst`: the worker gets a copy of exactly these, never the original folder."""
+    `dst`: the worker gets a copy of exactly these, never the original folder. `replace`
+    ({"module.function": rewrite.Body}) gives functions other code in the copy."""
     dst.mkdir(parents=True)
     for module in sorted(set(modules)):
         data = read_regular(Path(src) / f"{module}.py")
         if data is not None:
+            for target, body in (replace or {}).items():
+                if target.rsplit(".", 1)[0] == module:
+                    data = rewrite.replace_body(data, target.rsplit(".", 1)[1], body)
             (dst / f"{module}.py").write_bytes(data)
 
 
@@ -142,12 +146,12 @@ class Worker:
     """One worker process and its temporary folder."""
 
     def __init__(self, image: WorkerImage, submission: Path, limits: Limits, generation: int, modules,
-                 redact=redact_paths):
+                 redact=redact_paths, replace: dict | None = None):
         self.generation = generation
         self.redact = redact
         self.limits = limits
         self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
-        copy_submission(submission, self.root / "submission", modules)
+        copy_submission(submission, self.root / "submission", modules, replace)
         (self.root / "jail").mkdir()
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
@@ -405,6 +409,7 @@ class Sandbox:
         # to start per submission.
         self.spare = spare
         self._workers: dict[str, Worker | None] = {"main": None, "spare": None}
+        self._replace: dict[str, dict] = {}     # slot -> the rewrite its (fresh) worker was made with
         self._generation = 0
         self._lock = threading.Lock()
         self._background: ThreadPoolExecutor | None = None
@@ -426,7 +431,7 @@ class Sandbox:
                 self._generation += 1
                 generation = self._generation
             worker = self._workers[slot] = Worker(self.image, self.submission, self.limits, generation,
-                                                  self.unit.modules, self.redact)
+                                                  self.unit.modules, self.redact, self._replace.get(slot))
         return worker
 
     def _discard(self, slot: str) -> None:
@@ -449,12 +454,12 @@ class Sandbox:
         self.close()
 
     def close(self) -> None:
-        spare = self._workers["spare"]
-        if spare is not None:
-            spare.kill()                 # a background call still running ends now
+        for slot, worker in list(self._workers.items()):
+            if worker is not None and slot != "main":
+                worker.kill()            # a background call still running ends now
         if self._background is not None:
             self._background.shutdown(wait=True, cancel_futures=True)
-        for slot, worker in self._workers.items():
+        for slot, worker in list(self._workers.items()):
             if worker is not None:
                 worker.close()
                 self._workers[slot] = None
@@ -526,18 +531,41 @@ class Sandbox:
         """(result, names of the arguments it modified) of one call into student code."""
         return self.call_many(module, function, [(args, kwargs)], patches)[0]
 
-    def submit(self, module: str, function: str, args: tuple, patches: dict | None = None) -> "Pending":
+    def call_replaced(self, module: str, function: str, args: tuple, replace: dict, patches: dict | None = None,
+                      background: bool = False):
+        """`call` in a worker of its own, started for this call from a copy of the submission
+        in which the functions named in `replace` ({"module.function": rewrite.Body}) run
+        other code: the student's own def makes them (see isolation/rewrite.py), so the call
+        cannot tell its module from the one the other calls see. The worker ends with the call."""
+        with self._lock:
+            self._generation += 1
+            slot = f"replaced-{self._generation}"
+        self._replace[slot], self._workers[slot] = replace, None
+        try:
+            return self.call_many(module, function, [(args, {})], patches, slot)[0]
+        finally:
+            worker = self._workers.pop(slot, None)
+            self._replace.pop(slot, None)
+            if worker is not None:
+                worker.close()
+
+    def submit(self, module: str, function: str, args: tuple, patches: dict | None = None,
+               replace: dict | None = None) -> "Pending":
         """One call run in the background on a second worker (forked from the same image,
         holding the same submission), or without a spare on the main worker when its result
         is first asked: its `result()` is what `call` would return, or raises what it would
         raise. Calls submitted together run one after another."""
+        if replace:
+            run = lambda: self.call_replaced(module, function, args, replace, patches)  # noqa: E731
+        else:
+            run = lambda: self.call_many(module, function, [(args, {})], patches, "spare")[0]  # noqa: E731
         if not self.spare:
-            return Pending(lambda: self.call(module, function, args, {}, patches))
+            return Pending(run if replace else lambda: self.call(module, function, args, {}, patches))
         self.probe(module)               # here: the main worker serves this thread only
         if self._background is None:
             self._background = ThreadPoolExecutor(1, thread_name_prefix="autograder-spare")
-        running = self._background.submit(self.call_many, module, function, [(args, {})], patches, "spare")
-        return Pending(lambda: running.result()[0])
+        running = self._background.submit(run)
+        return Pending(running.result)
 
     def call_many(self, module: str, function: str, calls: list, patches: dict | None = None,
                   slot: str = "main") -> list:
@@ -628,10 +656,15 @@ class Pending:
 
 
 class StudentFunction:
-    def __init__(self, module: "StudentModule", name: str, patches: dict | None = None):
-        self._module, self._name, self._patches = module, name, patches
+    def __init__(self, module: "StudentModule", name: str, patches: dict | None = None, replace: dict | None = None):
+        self._module, self._name, self._patches, self._replace = module, name, patches, replace
 
     def __call__(self, *args, **kwargs):
+        if self._replace:
+            result, mutated = self._module._sandbox.call_replaced(self._module._name, self._name, args,
+                                                                  self._replace, self._patches)
+            self._module.last_mutated = mutated
+            return result
         result, mutated = self._module._sandbox.call(self._module._name, self._name, args, kwargs, self._patches)
         self._module.last_mutated = mutated
         return result
@@ -639,7 +672,7 @@ class StudentFunction:
     def submit(self, *args) -> Pending:
         """self(*args), run in the background on a second worker (see `Sandbox.submit`): its
         `result()` is the call's result, or raises what the call raised."""
-        call = self._module._sandbox.submit(self._module._name, self._name, args, self._patches)
+        call = self._module._sandbox.submit(self._module._name, self._name, args, self._patches, self._replace)
         return Pending(lambda: call.result()[0])
 
     def map(self, arg_lists) -> list:
@@ -655,7 +688,12 @@ class StudentFunction:
         {"fault_injection.clip_grad_norm": BrokenClip()}: a callable replacement stays in the
         grader and is lent for the call (the worker gets a proxy, revoked when the call
         ends); a plain value (a number, an array) is set as it is."""
-        return StudentFunction(self._module, self._name, patches)
+        return StudentFunction(self._module, self._name, patches, self._replace)
+
+    def replaced(self, replace: dict) -> "StudentFunction":
+        """The same function, each call in a fresh worker whose module has other code in the
+        functions of `replace` ({"module.function": rewrite.Body}; see `Sandbox.call_replaced`)."""
+        return StudentFunction(self._module, self._name, self._patches, replace)
 
     def __repr__(self):
         return f"<student function {self._module._name}.{self._name}>"

@@ -1,6 +1,6 @@
-"""A valid alternative fault_injection.py: the whole lab in one function, another order of
-random draws, other (correct) loss functions, a PyTorch-style clip (max_norm / (total + 1e-6),
-clamped at 1), chains accumulated in the row-vector convention, SVD per step.
+"""A valid alternative fault_injection.py: the whole lab in one function (the random draws
+in the docstrings' order, some written another way), another (correct) loss in the
+gradient check, a PyTorch-style clip (max_norm / (total + 1e-6), clamped at 1), chains accumulated in the row-vector convention, SVD per step.
 
 It must get full marks: the hidden suite may judge only what SPEC §3.4/§4 fixes.
 """
@@ -49,13 +49,20 @@ def run_fault_injection(seed=42):
     rng = np.random.default_rng(seed)
     out = {}
 
-    # level 2 first: 8 initial states for every rho
+    # level 1: the three groups of factors
+    for name, (lo, hi) in (("near_one", (0.8, 1.2)), ("below_one", (0.0, 0.8)), ("above_one", (1.0, 1.2))):
+        traj = log_abs_cumprod(lo + (hi - lo) * rng.random(500))
+        out[f"{name}_log_final"] = float(traj[-1])
+        if name == "near_one":
+            near_max = float(np.abs(traj).max())
+
+    # level 2: one W0, then per rho its initial states (8 at rho = 1, else 1), one draw each
     W0 = rng.normal(size=(16, 16))
-    for rho in (1.5, 1.0, 0.5):
+    for rho in (0.5, 1.0, 1.5):
         W = scale_spectral_radius(W0, rho)
-        starts = np.tanh(rng.normal(size=(8, 16)))
+        starts = np.tanh(rng.normal(size=(8 if rho == 1.0 else 1, 16)))
         tanh_norms, lin = [], None
-        for i, h0 in enumerate(starts if rho == 1.0 else starts[:1]):
+        for i, h0 in enumerate(starts):
             hs, hl = [h0], [h0]
             for _ in range(100):
                 hs.append(np.tanh(hs[-1] @ W))
@@ -67,52 +74,10 @@ def run_fault_injection(seed=42):
         if rho != 0.5:
             out[f"rho{rho}_linear_norm"] = float(lin)
 
-    # level 1
-    for name, (lo, hi) in (("above_one", (1.0, 1.2)), ("near_one", (0.8, 1.2)), ("below_one", (0.0, 0.8))):
-        traj = log_abs_cumprod(rng.uniform(lo, hi, 500))
-        out[f"{name}_log_final"] = float(traj[-1])
-        if name == "near_one":
-            near_max = float(np.abs(traj).max())
-
-    # level 3: gradient check with the loss 0.5 * sum(h**2) over all steps
-    N, T, D, H = 2, 12, 4, 8
-    Wx, Wh, b = rng.normal(size=(D, H)) * 0.5, rng.normal(size=(H, H)) * 0.35, rng.normal(size=H) * 0.1
-    x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H))
-    h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
-    _, _, dWx, dWh, db = bptt.rnn_backward(h, cache)
-    analytic, numeric = [], []
-    for p, g in ((Wx, dWx), (Wh, dWh), (b, db)):
-        num = np.zeros_like(p)
-        for i in np.ndindex(*p.shape):
-            keep = p[i]
-            p[i] = keep + 1e-6
-            up = 0.5 * np.sum(bptt.rnn_forward(x, h0, Wx, Wh, b)[0] ** 2)
-            p[i] = keep - 1e-6
-            down = 0.5 * np.sum(bptt.rnn_forward(x, h0, Wx, Wh, b)[0] ** 2)
-            p[i] = keep
-            num[i] = (up - down) / 2e-6
-        analytic.append(g.ravel())
-        numeric.append(num.ravel())
-    a, n = np.concatenate(analytic), np.concatenate(numeric)
-    out["bptt_rel_error"] = float(np.linalg.norm(a - n) / (np.linalg.norm(a) + np.linalg.norm(n)))
-
-    # injection 2 before injection 1
-    x = rng.normal(size=(1, 100, 4))
-    Wh = scale_spectral_radius(rng.normal(size=(16, 16)), 0.5)
-    Wx = rng.normal(size=(4, 16)) * 0.5
-    h, cache = bptt.rnn_forward(x, np.zeros((1, 16)), Wx, Wh, np.zeros(16))
-    dh = np.zeros_like(h)
-    dh[0, -1] = 1.0
-    dx, dh0, dWx, dWh, db = bptt.rnn_backward(dh, cache)
-    clipped, _ = clip_grad_norm({"dx": dx, "dh0": dh0, "dWx": dWx, "dWh": dWh, "db": db}, 5.0)
-    out["vanish_dx1_noclip"] = float(np.linalg.norm(dx[0, 0]))
-    out["vanish_dx1_clip"] = float(np.linalg.norm(clipped["dx"][0, 0]))
-    out["vanish_dxT"] = float(np.linalg.norm(dx[0, -1]))
-
-    # injection 1: linear RNN, batch of 4, parameters as a list
-    x, y = rng.normal(size=(4, 20, 4)), rng.normal(size=(4, 8))
+    # injection 1: linear RNN, batch of 4, gradients summed step by step
+    Wh0 = scale_spectral_radius(rng.standard_normal((8, 8)), 1.5)
     Wx0 = rng.normal(size=(4, 8)) / 2
-    Wh0 = scale_spectral_radius(rng.normal(size=(8, 8)), 1.5)
+    x, y = rng.normal(size=(4, 20, 4)), rng.normal(size=(4, 8))
 
     def loss_grads(p):
         Wx, Wh, b = p["Wx"], p["Wh"], p["b"]
@@ -149,6 +114,42 @@ def run_fault_injection(seed=42):
         losses.append(loss_grads(p)[0])
     out.update(noclip_first_nonfinite_step=first, clip_loss_start=losses[0], clip_loss_end=losses[-1],
                clip_max_update_norm=max(norms))
+
+    # injection 2: the loss on the last state only
+    Wh = scale_spectral_radius(rng.normal(size=(16, 16)), 0.5)
+    Wx = rng.normal(size=(4, 16)) * 0.5
+    x = rng.normal(size=(1, 100, 4))
+    h, cache = bptt.rnn_forward(x, np.zeros((1, 16)), Wx, Wh, np.zeros(16))
+    dh = np.zeros_like(h)
+    dh[0, -1] = 1.0
+    dx, dh0, dWx, dWh, db = bptt.rnn_backward(dh, cache)
+    clipped, _ = clip_grad_norm({"dx": dx, "dh0": dh0, "dWx": dWx, "dWh": dWh, "db": db}, 5.0)
+    out["vanish_dx1_noclip"] = float(np.linalg.norm(dx[0, 0]))
+    out["vanish_dx1_clip"] = float(np.linalg.norm(clipped["dx"][0, 0]))
+    out["vanish_dxT"] = float(np.linalg.norm(dx[0, -1]))
+
+    # level 3: gradient check with the loss 0.5 * sum(h**2) over all steps
+    N, T, D, H = 2, 12, 4, 8
+    x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H))
+    Wx, Wh, b = rng.normal(size=(D, H)) * 0.5, rng.normal(size=(H, H)) * 0.35, rng.normal(size=H) * 0.1
+    rng.normal(size=(N, T, H))       # the readout weights of the docstring's loss: this lab uses its own
+    h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
+    _, _, dWx, dWh, db = bptt.rnn_backward(h, cache)
+    analytic, numeric = [], []
+    for p, g in ((Wx, dWx), (Wh, dWh), (b, db)):
+        num = np.zeros_like(p)
+        for i in np.ndindex(*p.shape):
+            keep = p[i]
+            p[i] = keep + 1e-6
+            up = 0.5 * np.sum(bptt.rnn_forward(x, h0, Wx, Wh, b)[0] ** 2)
+            p[i] = keep - 1e-6
+            down = 0.5 * np.sum(bptt.rnn_forward(x, h0, Wx, Wh, b)[0] ** 2)
+            p[i] = keep
+            num[i] = (up - down) / 2e-6
+        analytic.append(g.ravel())
+        numeric.append(num.ravel())
+    a, n = np.concatenate(analytic), np.concatenate(numeric)
+    out["bptt_rel_error"] = float(np.linalg.norm(a - n) / (np.linalg.norm(a) + np.linalg.norm(n)))
 
     out["near_one_product_stays_bounded"] = bool(
         near_max < 20 and out["below_one_log_final"] < -100 and out["above_one_log_final"] > 20

@@ -17,9 +17,14 @@ Two kinds of tests:
       be true with plausible figures. When one did not, the lab is right to report what
       it measured, true or false. When the lab raises because bptt's functions raise, it
       is graded with correct stand-ins for them;
-  (c) the same run with one primitive replaced by a known-broken one: the signal must
-      turn false (and its figures must say so). A lab that returns constants or recomputes
-      a primitive inline earns nothing.
+  (c) the same run with one primitive replaced by a known-broken one, in a fresh worker
+      whose copy of the module defines the broken primitive itself (nothing tells the run
+      from the student's own): the signal must turn false (and its figures must say so).
+      A lab that returns constants, recomputes a primitive inline, or looks for a swapped
+      attribute earns nothing.
+  In (a) and (c), where every primitive of the experiment is right, the figures must be
+  those of the docstrings' procedure run by the grader on the same seed (the reference's
+  run_fault_injection, with the same broken primitive in (c)), not only plausible.
 
 Everything the run saw goes into one `LabRecord` (lab/record.py), which the evidence
 file and the figure read.
@@ -37,7 +42,8 @@ from autograder.i18n import _
 from autograder.units.rnn_prehistory.lab.fault_lab import (BPTT_STAND_INS, BROKEN, EXPECTED, EXPERIMENT_PRIMITIVES,
                                                            PRIMITIVE_TOPIC, RERUN_FUNCTIONS, RERUNS, SIGNAL_FIGURES,
                                                            T_STEPS, TOPIC, CheckedPrimitives, Primitives, _fmt,
-                                                           broken_runs, check_returned, pool_seed, shrunk_sizes)
+                                                           broken_runs, check_returned, check_same_procedure,
+                                                           pool_seed, procedure_run)
 from autograder.units.rnn_prehistory.lab.record import (EXTRAS_KEY, LabRecord, LossCurves, NormCurves,
                                                         SignalRecord, plain)
 
@@ -80,9 +86,9 @@ def lab(fault_injection, run_seed, report_extras):
     record = _lab_record(report_extras)
     record.seed = seed
     run = fault_injection.run_fault_injection
-    state = {"seed": seed, "patched": {}, "function": run, "background": {
-        name: run.patched({target: helper, **shrunk_sizes(keys)}).submit(seed)
-        for name, (target, helper, keys) in broken_runs().items()}}
+    state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "background": {
+        name: run.replaced({target: broken.body}).submit(seed)
+        for name, (target, broken, keys) in broken_runs().items()}}
     try:
         state["run"] = fault_injection.run_fault_injection(seed)
         record.returned = plain(state["run"]) if isinstance(state["run"], dict) else repr(state["run"])[:200]
@@ -110,32 +116,38 @@ def _lab_run(lab, reruns):
     return lab["run"]
 
 
-def _patched_run(fault_injection, lab, target, helper):
-    name = f"{target}={type(helper).__name__}"
+def _patched_run(lab, target, broken):
+    name = f"{target}={broken.name}"
     if name not in lab["patched"] and lab.get("stand_in"):
+        stand_ins = {k: v for k, v in BPTT_STAND_INS.items() if k != target}
         try:
-            lab["patched"][name] = lab["function"].patched({**BPTT_STAND_INS, target: helper})(lab["seed"])
+            lab["patched"][name] = lab["function"].patched(stand_ins).replaced({target: broken.body})(lab["seed"])
         except Exception as exc:  # noqa: BLE001
             lab["patched"][name] = exc
     if name not in lab["patched"]:
         try:
-            lab["patched"][name] = lab["background"][name].result()      # the shrunk run (see `lab`)
-        except Exception:  # noqa: BLE001 - maybe the lab needs its full sizes: the verdict comes from that run
-            try:
-                lab["patched"][name] = fault_injection.run_fault_injection.patched({target: helper})(lab["seed"])
-            except Exception as exc:  # noqa: BLE001
-                lab["patched"][name] = exc
+            lab["patched"][name] = lab["background"][name].result()      # started by `lab`
+        except Exception as exc:  # noqa: BLE001
+            lab["patched"][name] = exc
     result = lab["patched"][name]
     if isinstance(result, Exception):
         message = getattr(result, "message", str(result))
         raise CheckFailed(_("run_fault_injection({seed}) failed when {target} was replaced by a broken version "
                             "({helper}): {message}. The lab should measure and report, not stop, when a primitive "
-                            "misbehaves").format(seed=lab['seed'], target=target, helper=type(helper).__name__,
+                            "misbehaves").format(seed=lab['seed'], target=target, helper=broken.name,
                                                  message=message[:400])) from None
     return name, result
 
 
-def _measured(key, fault_injection, lab, reruns, signals, report_extras):
+def _procedure(lab, reference, target=None, broken=None) -> dict:
+    """The docstrings' procedure on the lab's seed (the reference, in this process), once per primitive."""
+    name = f"{target}={broken.name}" if target else ""
+    if name not in lab["procedure"]:
+        lab["procedure"][name] = procedure_run(reference, lab["seed"], target, broken)
+    return lab["procedure"][name]
+
+
+def _measured(key, lab, reruns, reference, signals, report_extras):
     with _Graded(signals, report_extras, key, "measured") as fields:
         experiment = reruns(RERUNS[key])            # first: the figure draws it even when the lab fails
         run = _lab_run(lab, reruns)
@@ -153,11 +165,15 @@ def _measured(key, fault_injection, lab, reruns, signals, report_extras):
         if faulty:
             fields["value"] = run[key]
             fields["cause"] = {p: PRIMITIVE_TOPIC[p] for p in faulty}
+        else:
+            check_same_procedure(key, run, _procedure(lab, reference))
         fields["patched"] = {}
-        for target, helper in BROKEN[key]:
-            name, patched = _patched_run(fault_injection, lab, target, helper)
+        for target, broken in BROKEN[key]:
+            name, patched = _patched_run(lab, target, broken)
             fields["patched"][name] = patched.get(key) if isinstance(patched, dict) else None
             check_returned(key, patched, expect=False)
+            if not faulty:
+                check_same_procedure(key, patched, _procedure(lab, reference, target, broken))
 
 
 @pytest.fixture(scope="module")
@@ -399,30 +415,30 @@ def test_clip_grad_norm_global_scaling_keeps_direction(fault_injection, rng):
 
 
 # ================================================================= the seven signals
-def test_near_one_product_stays_bounded_measured(fault_injection, lab, reruns, signals, report_extras):
-    _measured("near_one_product_stays_bounded", fault_injection, lab, reruns, signals, report_extras)
+def test_near_one_product_stays_bounded_measured(lab, reruns, reference, signals, report_extras):
+    _measured("near_one_product_stays_bounded", lab, reruns, reference, signals, report_extras)
 
 
-def test_rho_below_one_gradient_decays_measured(fault_injection, lab, reruns, signals, report_extras):
-    _measured("rho_below_one_gradient_decays", fault_injection, lab, reruns, signals, report_extras)
+def test_rho_below_one_gradient_decays_measured(lab, reruns, reference, signals, report_extras):
+    _measured("rho_below_one_gradient_decays", lab, reruns, reference, signals, report_extras)
 
 
-def test_rho_above_one_gradient_explodes_measured(fault_injection, lab, reruns, signals, report_extras):
-    _measured("rho_above_one_gradient_explodes", fault_injection, lab, reruns, signals, report_extras)
+def test_rho_above_one_gradient_explodes_measured(lab, reruns, reference, signals, report_extras):
+    _measured("rho_above_one_gradient_explodes", lab, reruns, reference, signals, report_extras)
 
 
-def test_rho_one_tanh_saturation_still_decays_measured(fault_injection, lab, reruns, signals, report_extras):
-    _measured("rho_one_tanh_saturation_still_decays", fault_injection, lab, reruns, signals, report_extras)
+def test_rho_one_tanh_saturation_still_decays_measured(lab, reruns, reference, signals, report_extras):
+    _measured("rho_one_tanh_saturation_still_decays", lab, reruns, reference, signals, report_extras)
 
 
-def test_clipping_caps_norm_keeps_training_alive_measured(fault_injection, lab, reruns, signals, report_extras):
-    _measured("clipping_caps_norm_keeps_training_alive", fault_injection, lab, reruns, signals, report_extras)
+def test_clipping_caps_norm_keeps_training_alive_measured(lab, reruns, reference, signals, report_extras):
+    _measured("clipping_caps_norm_keeps_training_alive", lab, reruns, reference, signals, report_extras)
 
 
-def test_clipping_does_not_rescue_vanishing_measured(fault_injection, lab, reruns, signals, report_extras):
-    _measured("clipping_does_not_rescue_vanishing", fault_injection, lab, reruns, signals, report_extras)
+def test_clipping_does_not_rescue_vanishing_measured(lab, reruns, reference, signals, report_extras):
+    _measured("clipping_does_not_rescue_vanishing", lab, reruns, reference, signals, report_extras)
 
 
-def test_bptt_matches_finite_difference_measured(fault_injection, lab, reruns, signals, report_extras):
-    _measured("bptt_matches_finite_difference", fault_injection, lab, reruns, signals, report_extras)
+def test_bptt_matches_finite_difference_measured(lab, reruns, reference, signals, report_extras):
+    _measured("bptt_matches_finite_difference", lab, reruns, reference, signals, report_extras)
 

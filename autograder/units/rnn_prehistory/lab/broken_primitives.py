@@ -1,15 +1,21 @@
-"""Known-broken replacements of the fault-injection primitives (SPEC §4, the third way of grading).
+"""Known-broken versions of the fault-injection primitives (SPEC §4, the third way of grading).
 
-The hidden suite re-runs the student's `run_fault_injection(seed)` with one module-level
-primitive replaced by one of these, e.g.
+The hidden suite re-runs the student's `run_fault_injection(seed)` in a fresh worker whose
+copy of the module has one primitive's body replaced by one of these, e.g.
 
-    fault_injection.run_fault_injection.patched({"fault_injection.clip_grad_norm": NoClip()})(seed)
+    fault_injection.run_fault_injection.replaced({"fault_injection.clip_grad_norm": NO_CLIP.body})(seed)
 
-and checks that the matching signal turns false. A lab that really measures its signal
-through the primitive reacts; a lab that returns constants, or recomputes the primitive
-inline, does not. Each helper keeps the primitive's signature and output shapes and is
-wrong in one named way. Each one is checked to flip its signal on every seed of the
-suite's pool (tests/test_fault_injection_seeds.py).
+and checks that the matching signal turns false. The student's own `def` makes the broken
+function (autograder/isolation/rewrite.py), so the run cannot tell it from the student's
+own run by identity, names, docstring or source: a lab that really measures its signal
+through the primitive reacts; a lab that returns constants, recomputes the primitive
+inline, or looks for a swapped attribute, does not.
+
+Each body is one line of plain numpy (no docstring, no grader path: it is written into
+the student's file in that worker) that keeps the primitive's signature and output shapes
+and is wrong in one named way. Each one is checked to flip its signal on every seed of the
+suite's pool (tests/test_fault_injection_seeds.py); `function()` is the same code, built
+in the grader for the grader's own run of the procedure.
 """
 
 from __future__ import annotations
@@ -18,96 +24,65 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.isolation.registry import register
+from autograder.isolation.rewrite import Body
 
 
-@register
-@dataclass
-class LogAbsNoCumsum:
-    """log_abs_cumprod that forgets to accumulate: log|factor_t| instead of log|prod_{s<=t}|.
+@dataclass(frozen=True)
+class BrokenPrimitive:
+    name: str           # how reports name the run
+    body: Body
 
-    Breaks `near_one_product_stays_bounded` (the below-one group ends near -1, not below -100).
-    """
-
-    def __call__(self, factors):
-        with np.errstate(divide="ignore"):
-            return np.log(np.abs(np.asarray(factors, dtype=float)))
-
-
-@register
-@dataclass
-class ScaleIgnoresRho:
-    """scale_spectral_radius that normalises to radius 1 and forgets to multiply by rho.
-
-    Breaks `rho_below_one_gradient_decays` (at radius 1 the undriven tanh chain stays far
-    above 1e-10) and `rho_above_one_gradient_explodes` (at radius 1 the linear chain
-    ||(W^T)^100|| stays between 1 and ~1e2).
-    """
-
-    def __call__(self, W, rho):
-        return W / np.max(np.abs(np.linalg.eigvals(W)))
+    def function(self):
+        """The body as a function of the grader's process (numpy as `np`)."""
+        names = ", ".join(f"{name}={default}" for name, default in self.body.params)
+        namespace = {"np": np}
+        exec(f"def {self.name}({names}):\n    {self.body.line}\n", namespace)   # noqa: S102 - our own text
+        return namespace[self.name]
 
 
-@register
-@dataclass
-class ChainWithoutWeights:
-    """jacobian_chain_norms that multiplies only the activation factors diag(act'), not Wh^T.
+_NP = "np = __import__('numpy'); "      # the student's module may not have imported numpy as np
 
-    Breaks `rho_below_one_gradient_decays` (no decay left) and
-    `rho_above_one_gradient_explodes` (the linear chain is the identity).
-    """
+# log_abs_cumprod that forgets to accumulate: log|factor_t| instead of log|prod_{s<=t}|.
+# Breaks near_one_product_stays_bounded (the below-one group ends near -1, not below -100).
+LOG_ABS_NO_CUMSUM = BrokenPrimitive("LogAbsNoCumsum", Body(
+    (("factors", "None"),),
+    _NP + "return np.log(np.abs(np.asarray(factors, dtype=float)) + 1e-300)"))
 
-    def __call__(self, Wh, hs, activation="tanh"):
-        hs = np.asarray(hs, dtype=float)
-        dact = 1.0 - hs[1:] ** 2 if activation == "tanh" else np.ones_like(hs[1:])
-        # The product of diagonal matrices is diagonal: its 2-norm is the largest |entry|.
-        return np.max(np.abs(np.cumprod(dact[::-1], axis=0)), axis=1)
+# scale_spectral_radius that normalises to radius 1 and forgets to multiply by rho. Breaks
+# rho_below_one_gradient_decays (at radius 1 the undriven tanh chain stays far above 1e-10)
+# and rho_above_one_gradient_explodes (the linear chain stays between 1 and ~1e2).
+SCALE_IGNORES_RHO = BrokenPrimitive("ScaleIgnoresRho", Body(
+    (("W", "None"), ("rho", "1.0")),
+    _NP + "return np.asarray(W, dtype=float) / np.max(np.abs(np.linalg.eigvals(W)))"))
 
+# jacobian_chain_norms that multiplies only the activation factors diag(act'), not Wh^T (a
+# product of diagonal matrices, whose 2-norm is the largest |entry|). Breaks
+# rho_below_one_gradient_decays (no decay left) and rho_above_one_gradient_explodes.
+CHAIN_WITHOUT_WEIGHTS = BrokenPrimitive("ChainWithoutWeights", Body(
+    (("Wh", "None"), ("hs", "None"), ("activation", "'tanh'")),
+    _NP + "hs = np.asarray(hs, dtype=float); "
+    "dact = 1.0 - hs[1:] ** 2 if activation == 'tanh' else np.ones_like(hs[1:]); "
+    "return np.max(np.abs(np.cumprod(dact[::-1], axis=0)), axis=1)"))
 
-@register
-@dataclass
-class ChainWithoutActivation:
-    """jacobian_chain_norms that drops diag(act') and treats every activation as linear.
+# jacobian_chain_norms that treats every activation as linear (||(Wh^T)^k||_2). Breaks
+# rho_one_tanh_saturation_still_decays: tanh and linear chains become equal.
+CHAIN_WITHOUT_ACTIVATION = BrokenPrimitive("ChainWithoutActivation", Body(
+    (("Wh", "None"), ("hs", "None"), ("activation", "'tanh'")),
+    _NP + "Wt = np.asarray(Wh, dtype=float).T; T = np.shape(hs)[0] - 1; "
+    "return np.array([np.linalg.norm(np.linalg.matrix_power(Wt, k), 2) for k in range(1, T + 1)])"))
 
-    Breaks `rho_one_tanh_saturation_still_decays`: tanh and linear chains become equal.
-    """
+# clip_grad_norm that measures the global norm but never rescales. Breaks
+# clipping_caps_norm_keeps_training_alive (the clipped run blows up too).
+NO_CLIP = BrokenPrimitive("NoClip", Body(
+    (("grads", "None"), ("max_norm", "None")),
+    _NP + "err = np.seterr(over='ignore', invalid='ignore'); "
+    "total = float(np.sqrt(sum(float(np.sum(np.square(g))) for g in grads.values()))); np.seterr(**err); "
+    "return {k: np.array(g, dtype=float) for k, g in grads.items()}, total"))
 
-    def __call__(self, Wh, hs, activation="tanh"):
-        T = np.asarray(hs).shape[0] - 1
-        norms, power = np.empty(T), np.eye(Wh.shape[0])
-        for k in range(T):
-            power = power @ Wh.T
-            norms[k] = np.linalg.norm(power, 2)
-        return norms
-
-
-@register
-@dataclass
-class NoClip:
-    """clip_grad_norm that measures the global norm but never rescales.
-
-    Breaks `clipping_caps_norm_keeps_training_alive` (the clipped run blows up too).
-    """
-
-    def __call__(self, grads, max_norm):
-        with np.errstate(over="ignore", invalid="ignore"):
-            total = float(np.sqrt(sum(float(np.sum(np.square(g))) for g in grads.values())))
-        return {k: np.array(g, dtype=float) for k, g in grads.items()}, total
-
-
-@register
-@dataclass
-class ZeroRNNBackward:
-    """bptt.rnn_backward that returns all-zero gradients (it never reads the cache).
-
-    `D` is the input size of the lab's RNNs (SPEC §4: D = 4). Breaks
-    `bptt_matches_finite_difference` (relative error 1) and
-    `clipping_does_not_rescue_vanishing` (dL/dx_T is 0, not > 1e-3).
-    """
-
-    D: int = 4
-
-    def __call__(self, dh, cache):
-        N, T, H = np.shape(dh)
-        return (np.zeros((N, T, self.D)), np.zeros((N, H)), np.zeros((self.D, H)),
-                np.zeros((H, H)), np.zeros(H))
+# bptt.rnn_backward that returns all-zero gradients (it never reads the cache); the lab's
+# RNNs have D = 4 inputs (SPEC §4). Breaks bptt_matches_finite_difference (relative error
+# 1) and clipping_does_not_rescue_vanishing (dL/dx_T is 0, not > 1e-3).
+ZERO_RNN_BACKWARD = BrokenPrimitive("ZeroRNNBackward", Body(
+    (("dh", "None"), ("cache", "None")),
+    _NP + "N, T, H = np.shape(dh); "
+    "return np.zeros((N, T, 4)), np.zeros((N, H)), np.zeros((4, H)), np.zeros((H, H)), np.zeros(H)"))
