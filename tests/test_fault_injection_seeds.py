@@ -21,11 +21,13 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import types
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 
 import numpy as np
 import pytest
+import yaml
 
 from autograder.units.rnn_prehistory.lab import fault_lab as suite
 from helpers import SOLUTIONS
@@ -135,3 +137,70 @@ def test_reference_passes_and_broken_primitives_fail_on_every_pool_seed():
 def test_the_underflow_trap_catches_a_naive_cumprod_on_every_pool_seed():
     caught = [_naive_trap_caught(seed) for seed in suite.SEED_POOL]
     assert all(caught), [s for s, c in zip(suite.SEED_POOL, caught) if not c]
+
+
+# ------------------------------------------------ figures against the procedure, same seed
+ALTERNATIVE = SOLUTIONS.parents[1] / "tests" / "alternatives" / "fault_injection_one_function.py"
+MUTANTS = {m["name"]: m for m in yaml.safe_load((SOLUTIONS.parents[1] / "tests" / "mutants" /
+                                                 "fault_injection.yaml").read_text())["mutants"]}
+# The wrong measurements that only the same-seed comparison catches, and the signals they misreport.
+WRONG_MEASUREMENTS = {"sweep_from_unsquashed_draw": ("rho_below_one_gradient_decays", "rho_above_one_gradient_explodes",
+                                                     "rho_one_tanh_saturation_still_decays"),
+                      "initial_state_gradient_as_first_input": ("clipping_does_not_rescue_vanishing",)}
+
+
+def _lab_from_source(name: str, source: str):
+    ref = _reference()                                   # puts the solutions' bptt on sys.path
+    module = types.ModuleType(name)
+    module.__dict__["bptt"] = ref.bptt
+    exec(compile(source, name, "exec"), module.__dict__)   # noqa: S102 - the repository's own files
+    return module
+
+
+def _mutated(name: str):
+    source = (SOLUTIONS / "fault_injection.py").read_text()
+    for old, new in MUTANTS[name]["replace"]:
+        assert old in source, old
+        source = source.replace(old, new)
+    return _lab_from_source(name, source)
+
+
+def _off_by(run: dict, procedure: dict, keys) -> float:
+    """The largest relative difference of the compared figures of `keys`."""
+    figures = [f for key in keys for f in suite.SIGNAL_FIGURES[key] if f not in suite.NOT_REPRODUCIBLE]
+    return max(abs(run[f] - procedure[f]) / abs(procedure[f]) for f in figures)
+
+
+def _check_reproducibility(seeds) -> list[str]:
+    ref = _reference()
+    alternative = _lab_from_source("alternative", ALTERNATIVE.read_text())
+    wrong = {name: _mutated(name) for name in WRONG_MEASUREMENTS}
+    problems = []
+    for seed in seeds:
+        procedure = suite.procedure_run(ref, seed)
+        run = alternative.run_fault_injection(seed)
+        for key in suite.SIGNALS:
+            try:
+                suite.check_same_procedure(key, run, procedure)
+            except AssertionError as exc:
+                problems.append(f"seed {seed}: the valid alternative is not the procedure: {exc}")
+        for name, keys in WRONG_MEASUREMENTS.items():
+            run = wrong[name].run_fault_injection(seed)
+            if not all(run[key] is True for key in keys):
+                problems.append(f"seed {seed}: {name} turns a signal false: its test needs no comparison")
+            if not _off_by(run, procedure, keys) > 100 * suite.SAME_SEED_RTOL:
+                problems.append(f"seed {seed}: {name} is within 100 x SAME_SEED_RTOL of the procedure")
+    return problems
+
+
+def test_figures_are_reproducible_and_wrong_measurements_are_not_on_a_few_seeds():
+    problems = _check_reproducibility(suite.SEED_POOL[:3])
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.sweep
+def test_figures_are_reproducible_and_wrong_measurements_are_not_on_every_pool_seed():
+    """SAME_SEED_RTOL separates, on every seed the suite may draw, a valid lab written
+    another way from the two wrong measurements, with a margin of 100 on the latter."""
+    problems = _check_reproducibility(suite.SEED_POOL)
+    assert not problems, "\n".join(problems[:20])

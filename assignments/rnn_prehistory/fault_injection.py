@@ -295,9 +295,9 @@ def clipping_experiment(rng):
     Returns a dict with the floats noclip_first_nonfinite_step, clip_loss_start,
     clip_loss_end, clip_max_update_norm and the bool above.
 
-    H = 8, D = 4, T = 20, a batch of N = 4 sequences. Draw Wh = scale_spectral_radius(N(0,1)
-    of shape (H, H), 1.5), Wx ~ N(0, 1) / sqrt(D) of shape (D, H), b = 0, x ~ N(0, 1) of
-    shape (N, T, D), y ~ N(0, 1) of shape (N, H). Train {Wx, Wh, b} from this same start twice
+    H = 8, D = 4, T = 20, a batch of N = 4 sequences. Draw, in this order, Wh =
+    scale_spectral_radius(N(0,1) of shape (H, H), 1.5), Wx ~ N(0, 1) / sqrt(D) of shape
+    (D, H), x ~ N(0, 1) of shape (N, T, D), y ~ N(0, 1) of shape (N, H); b = 0. Train {Wx, Wh, b} from this same start twice
     with plain SGD, lr = 0.05, 100 steps, loss from linear_rnn_loss_and_grads:
     - without clipping: param -= lr * grad; record the index s of the first step whose
       loss is not finite (s = 0 is the starting loss), inf if none;
@@ -322,6 +322,7 @@ def vanishing_experiment(rng):
 
         vanish_dx1_noclip = ||dx[:, 0]||,  vanish_dx1_clip = ||clipped["x"][:, 0]||,
         vanish_dxT = ||dx[:, T-1]||
+        (dx is the gradient of the inputs x_1..x_T; dh0, the initial state's, is not x_1's)
         clipping_does_not_rescue_vanishing = (vanish_dx1_noclip < 1e-10
             and vanish_dx1_clip < 1e-10 and vanish_dxT > 1e-3)
 
@@ -330,9 +331,9 @@ def vanishing_experiment(rng):
 
     Returns a dict with the three floats and the bool above.
 
-    H = 16, D = 4, T = 100, one sequence. Draw Wh = scale_spectral_radius(N(0,1) of shape
-    (H, H), 0.5), Wx ~ N(0, 1) / sqrt(D) of shape (D, H), x ~ N(0, 1) of shape (1, T, D);
-    b = 0, h0 = 0. Run bptt.rnn_forward, take the loss L = sum(h_T) (the last state only:
+    H = 16, D = 4, T = 100, one sequence. Draw, in this order, Wh = scale_spectral_radius(N(0,1)
+    of shape (H, H), 0.5), Wx ~ N(0, 1) / sqrt(D) of shape (D, H), x ~ N(0, 1) of shape
+    (1, T, D); b = 0, h0 = 0. Run bptt.rnn_forward, take the loss L = sum(h_T) (the last state only:
     dh is zero except dh[:, T-1] = 1) and bptt.rnn_backward. Clip the whole gradient,
     clipped, _ = clip_grad_norm({"x": dx, "h0": dh0, "Wx": dWx, "Wh": dWh, "b": db}, TAU).
 
@@ -360,7 +361,7 @@ def bptt_gradient_check(rng):
 
     Returns a dict with the float bptt_rel_error and the bool above.
 
-    N = 2, H = 8, D = 4, T = 12. Draw x ~ N(0,1) (N, T, D), h0 ~ N(0,1) (N, H),
+    N = 2, H = 8, D = 4, T = 12. Draw, in this order, x ~ N(0,1) (N, T, D), h0 ~ N(0,1) (N, H),
     Wx ~ N(0,1)/sqrt(D) (D, H), Wh ~ N(0,1)/sqrt(H) (H, H), b ~ 0.1 N(0,1) (H,) and
     readout weights R ~ N(0,1) (N, T, H). The loss L sums one term per step, with h from
     bptt.rnn_forward. g = (dWx, dWh, db) from bptt.rnn_backward(R, cache); g_num = the
@@ -388,7 +389,12 @@ def run_fault_injection(seed=42):
     in FIGURES (other keys, like the loss curves, may be added).
 
     rng = np.random.default_rng(seed) feeds, in this order, product_stability,
-    spectral_sweep, clipping_experiment, vanishing_experiment and bptt_gradient_check.
+    spectral_sweep, clipping_experiment, vanishing_experiment and bptt_gradient_check,
+    and each experiment draws exactly what its docstring lists, in that order. The lab is
+    so a fixed procedure: the grader runs it on the same seed and compares your figures
+    with its own (within a relative 1e-5, the size of round-off; bptt_rel_error, itself a
+    round-off, and clip_loss_end, the end of 100 chaotic SGD steps, only by their
+    criteria). Plausible figures measured another way do not pass.
     Every experiment reaches its primitives through their module-level names
     (scale_spectral_radius(...), jacobian_chain_norms(...), clip_grad_norm(...),
     log_abs_cumprod(...), bptt.rnn_forward(...), bptt.rnn_backward(...)): the grader
