@@ -79,15 +79,19 @@ def _check_seed(seed: int) -> list[str]:
         lo, hi = suite.RANGES[fig]
         if not lo <= run[fig] <= hi:
             problems.append(f"seed {seed}: {fig} = {run[fig]!r} outside {suite.RANGES[fig]}")
-    for name, (target, broken, keys) in suite.broken_runs().items():
-        with _patched(ref, {target: broken.function()}):
+    procedure = suite.Procedure(ref, seed)
+    for name, (replacements, keys) in suite.broken_runs().items():
+        with _patched(ref, {target: broken.function() for target, broken in replacements.items()}):
             with np.errstate(all="ignore"):
                 flipped = ref.fault_injection.run_fault_injection(seed)
+        # The grader's procedure repeats only this run's experiments, from the kept generator states.
+        repeated = procedure.broken(replacements, keys)
         for key in keys:
             try:
                 suite.check_returned(key, flipped, expect=False)
+                suite.check_same_procedure(key, flipped, repeated)
             except AssertionError as exc:
-                problems.append(f"seed {seed}: {name} does not flip {key}: {exc}")
+                problems.append(f"seed {seed}: {name} does not flip {key}, or not as the grader expects: {exc}")
     primitives = suite.Primitives(ref.fault_injection, ref.bptt)
     for key, name in suite.RERUNS.items():
         result = suite.RERUN_FUNCTIONS[name](primitives, seed)
@@ -118,6 +122,9 @@ def test_the_pool_has_at_least_50_seeds_and_every_draw_is_in_it():
 def test_every_figure_and_signal_has_a_range_criterion_and_patch():
     assert set(suite.RANGES) == set(suite.FIGURES)
     assert set(suite.CRITERIA) == set(suite.SIGNALS) == set(suite.BROKEN) == set(suite.RERUNS)
+    for key, entries in suite.BROKEN.items():       # every broken primitive has its run, which checks the signal
+        for target, broken in entries:
+            assert key in suite.broken_runs()[suite.broken_run_of(target, broken)][1], (key, target)
     ref = _reference()
     assert tuple(ref.fault_injection.SIGNALS) == suite.SIGNALS
     assert set(ref.fault_injection.FIGURES) == set(suite.FIGURES)
@@ -177,7 +184,7 @@ def _check_reproducibility(seeds) -> list[str]:
     wrong = {name: _mutated(name) for name in WRONG_MEASUREMENTS}
     problems = []
     for seed in seeds:
-        procedure = suite.procedure_run(ref, seed)
+        procedure = suite.Procedure(ref, seed).figures
         run = alternative.run_fault_injection(seed)
         for key in suite.SIGNALS:
             try:

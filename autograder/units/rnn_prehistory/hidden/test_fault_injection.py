@@ -42,8 +42,8 @@ from autograder.i18n import _
 from autograder.units.rnn_prehistory.lab.fault_lab import (BPTT_STAND_INS, BROKEN, EXPECTED, EXPERIMENT_PRIMITIVES,
                                                            PRIMITIVE_TOPIC, RERUN_FUNCTIONS, RERUNS, SIGNAL_FIGURES,
                                                            T_STEPS, TOPIC, CheckedPrimitives, Primitives, _fmt,
-                                                           broken_runs, check_returned, check_same_procedure,
-                                                           pool_seed, procedure_run)
+                                                           broken_run_of, broken_runs, check_returned, check_same_procedure,
+                                                           pool_seed, Procedure)
 from autograder.units.rnn_prehistory.lab.record import (EXTRAS_KEY, LabRecord, LossCurves, NormCurves,
                                                         SignalRecord, plain)
 
@@ -87,8 +87,8 @@ def lab(fault_injection, run_seed, report_extras):
     record.seed = seed
     run = fault_injection.run_fault_injection
     state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "background": {
-        name: run.replaced({target: broken.body}).submit(seed)
-        for name, (target, broken, keys) in broken_runs().items()}}
+        name: run.replaced({target: broken.body for target, broken in replacements.items()}).submit(seed)
+        for name, (replacements, _keys) in broken_runs().items()}}
     try:
         state["run"] = fault_injection.run_fault_injection(seed)
         record.returned = plain(state["run"]) if isinstance(state["run"], dict) else repr(state["run"])[:200]
@@ -116,12 +116,14 @@ def _lab_run(lab, reruns):
     return lab["run"]
 
 
-def _patched_run(lab, target, broken):
-    name = f"{target}={broken.name}"
+def _patched_run(lab, name):
+    """The student's lab in the broken run `name` (fault_lab.BROKEN_RUNS)."""
+    replacements = broken_runs()[name][0]
     if name not in lab["patched"] and lab.get("stand_in"):
-        stand_ins = {k: v for k, v in BPTT_STAND_INS.items() if k != target}
+        stand_ins = {k: v for k, v in BPTT_STAND_INS.items() if k not in replacements}
         try:
-            lab["patched"][name] = lab["function"].patched(stand_ins).replaced({target: broken.body})(lab["seed"])
+            lab["patched"][name] = lab["function"].patched(stand_ins).replaced(
+                {target: broken.body for target, broken in replacements.items()})(lab["seed"])
         except Exception as exc:  # noqa: BLE001
             lab["patched"][name] = exc
     if name not in lab["patched"]:
@@ -134,16 +136,22 @@ def _patched_run(lab, target, broken):
         message = getattr(result, "message", str(result))
         raise CheckFailed(_("run_fault_injection({seed}) failed when {target} was replaced by a broken version "
                             "({helper}): {message}. The lab should measure and report, not stop, when a primitive "
-                            "misbehaves").format(seed=lab['seed'], target=target, helper=broken.name,
+                            "misbehaves").format(seed=lab['seed'], target=", ".join(replacements),
+                                                 helper=", ".join(b.name for b in replacements.values()),
                                                  message=message[:400])) from None
-    return name, result
+    return result
 
 
-def _procedure(lab, reference, target=None, broken=None) -> dict:
-    """The docstrings' procedure on the lab's seed (the reference, in this process), once per primitive."""
-    name = f"{target}={broken.name}" if target else ""
+def _procedure(lab, reference, name=None) -> dict:
+    """The figures of the docstrings' procedure on the lab's seed (the reference, in this
+    process); with a broken run's `name`, with its broken primitives, for the signals it checks."""
+    if "figures" not in lab["procedure"]:
+        lab["procedure"]["figures"] = Procedure(reference, lab["seed"])
+    procedure = lab["procedure"]["figures"]
+    if name is None:
+        return procedure.figures
     if name not in lab["procedure"]:
-        lab["procedure"][name] = procedure_run(reference, lab["seed"], target, broken)
+        lab["procedure"][name] = procedure.broken(*broken_runs()[name])
     return lab["procedure"][name]
 
 
@@ -169,11 +177,12 @@ def _measured(key, lab, reruns, reference, signals, report_extras):
             check_same_procedure(key, run, _procedure(lab, reference))
         fields["patched"] = {}
         for target, broken in BROKEN[key]:
-            name, patched = _patched_run(lab, target, broken)
+            name = broken_run_of(target, broken)
+            patched = _patched_run(lab, name)
             fields["patched"][name] = patched.get(key) if isinstance(patched, dict) else None
             check_returned(key, patched, expect=False)
             if not faulty:
-                check_same_procedure(key, patched, _procedure(lab, reference, target, broken))
+                check_same_procedure(key, patched, _procedure(lab, reference, name))
 
 
 @pytest.fixture(scope="module")

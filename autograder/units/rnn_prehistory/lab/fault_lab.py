@@ -129,19 +129,39 @@ BROKEN = {
     "clipping_does_not_rescue_vanishing": [("bptt.rnn_backward", ZERO_RNN_BACKWARD)],
     "bptt_matches_finite_difference": [("bptt.rnn_backward", ZERO_RNN_BACKWARD)],
 }
-# A run with a broken primitive is the student's lab at its full size, in a fresh worker:
+# A run with broken primitives is the student's lab at its full size, in a fresh worker:
 # nothing in it (no shrunk constant, no swapped attribute) may tell it from the student's
-# own run (issue 24). The lab takes ~0.1 s; the six broken runs overlap the suite on the
-# spare worker.
+# own run (issue 24). Each costs a worker and a whole lab (~0.3 s), so the six broken
+# primitives go in three runs. A run that raises loses every signal it checks, so no broken
+# primitive of a run may hand a student primitive an input the normal run does not: the
+# log product, the radius and the chain's factors feed none (the radius only makes the
+# other experiments' matrices of radius 1); the zero rnn_backward would hand the student's
+# clip an all-zero gradient (a clip that divides by its norm raises there), so it goes
+# with the broken clip, and no student clip runs. tests/test_fault_injection_seeds.py
+# checks on every pool seed that each run turns every signal it checks false.
+BROKEN_RUNS = (
+    {"fault_injection.log_abs_cumprod": LOG_ABS_NO_CUMSUM,
+     "fault_injection.scale_spectral_radius": SCALE_IGNORES_RHO,
+     "fault_injection.jacobian_chain_norms": CHAIN_WITHOUT_ACTIVATION},
+    {"fault_injection.clip_grad_norm": NO_CLIP, "bptt.rnn_backward": ZERO_RNN_BACKWARD},
+    {"fault_injection.jacobian_chain_norms": CHAIN_WITHOUT_WEIGHTS},
+)
 
 
-def broken_runs() -> dict[str, tuple[str, BrokenPrimitive, list[str]]]:
-    """Each distinct broken primitive: name -> (the function it replaces, it, the signals it must turn false)."""
-    runs: dict[str, tuple[str, BrokenPrimitive, list[str]]] = {}
-    for key, entries in BROKEN.items():
-        for target, broken in entries:
-            runs.setdefault(f"{target}={broken.name}", (target, broken, []))[2].append(key)
-    return runs
+def run_name(replacements: dict) -> str:
+    return " + ".join(f"{target}={broken.name}" for target, broken in replacements.items())
+
+
+def broken_runs() -> dict[str, tuple[dict, list[str]]]:
+    """Each run: name -> (its replacements {target: BrokenPrimitive}, the signals it must turn false)."""
+    return {run_name(run): (run, [key for key, entries in BROKEN.items()
+                                  if any(run.get(target) is broken for target, broken in entries)])
+            for run in BROKEN_RUNS}
+
+
+def broken_run_of(target: str, broken: BrokenPrimitive) -> str:
+    """The name of the run that replaces `target` by `broken`."""
+    return next(run_name(run) for run in BROKEN_RUNS if run.get(target) is broken)
 
 
 SIGNAL_HINTS = {
@@ -230,20 +250,48 @@ def check_same_procedure(key: str, run: dict, procedure: dict) -> None:
             what=_(FIGURE_PROCEDURE[fig])))
 
 
-def procedure_run(reference, seed: int, target: str | None = None, broken: BrokenPrimitive | None = None) -> dict:
-    """The reference's run_fault_injection(seed) in this process, with `target`
-    ("module.function") replaced by `broken` for the run."""
-    module = getattr(reference, target.rsplit(".", 1)[0]) if target else None
-    attr = target.rsplit(".", 1)[1] if target else None
-    original = getattr(module, attr) if module else None
-    if module:
-        setattr(module, attr, broken.function())
-    try:
+# The procedure's experiments in the order the one Generator feeds them (run_fault_injection's
+# docstring): the reference's function for each of the grader's experiments (RERUNS).
+PROCEDURE = {"products": "product_stability", "spectral": "spectral_sweep", "clipping": "clipping_experiment",
+             "vanishing": "vanishing_experiment", "bptt": "bptt_gradient_check"}
+
+
+class Procedure:
+    """The docstrings' procedure on one seed, run by the reference in the grader's process.
+    Its draws do not depend on what the primitives return, so the generator's state before
+    each experiment is kept, and a run with a broken primitive repeats only the experiments
+    of the signals it checks (a full run costs ~0.15 s; six of them would double the lab's
+    grading time)."""
+
+    def __init__(self, reference, seed: int):
+        self.reference, self.seed = reference, seed
+        self._starts: dict[str, dict] = {}
+        self.figures = self._run(PROCEDURE.values())
+
+    def _run(self, experiments, start_at_kept=False) -> dict:
+        rng, figures = np.random.default_rng(self.seed), {"_seed": self.seed}
         with np.errstate(all="ignore"):
-            return {**reference.fault_injection.run_fault_injection(seed), "_seed": seed}
-    finally:
-        if module:
-            setattr(module, attr, original)
+            for experiment in experiments:
+                if start_at_kept:
+                    rng.bit_generator.state = self._starts[experiment]
+                else:
+                    self._starts[experiment] = rng.bit_generator.state
+                figures.update(getattr(self.reference.fault_injection, experiment)(rng))
+        return figures
+
+    def broken(self, replacements: dict, keys) -> dict:
+        """The figures of the signals `keys` with each target ("module.function") of
+        `replacements` replaced by its BrokenPrimitive."""
+        saved = []
+        for target, broken in replacements.items():
+            module = getattr(self.reference, target.rsplit(".", 1)[0])
+            saved.append((module, target.rsplit(".", 1)[1], getattr(module, target.rsplit(".", 1)[1])))
+            setattr(module, saved[-1][1], broken.function())
+        try:
+            return self._run(dict.fromkeys(PROCEDURE[RERUNS[key]] for key in keys), start_at_kept=True)
+        finally:
+            for module, attr, original in reversed(saved):
+                setattr(module, attr, original)
 
 
 # ============================================================== the grader's experiments
