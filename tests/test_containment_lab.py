@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import ast
 
+import test_containment
 from helpers import SOLUTIONS
-from test_containment import case, copied_env, grader, hostile, results_of, topic  # noqa: F401 - fixtures
+from test_containment import hostile, results_of, topic
+
+copied_env, grader, case = test_containment.copied_env, test_containment.grader, test_containment.case
 
 LAB_PRIMITIVES = ("log_abs_cumprod", "scale_spectral_radius", "jacobian_chain_norms", "clip_grad_norm")
 SIGNAL_TESTS = {key: f"hidden::test_{key}_measured" for key in (

@@ -28,9 +28,9 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 import yaml
+from helpers import SOLUTIONS
 
 from autograder.units.rnn_prehistory.lab import fault_lab as suite
-from helpers import SOLUTIONS
 
 
 class _Reference:

@@ -5,9 +5,8 @@ gradient check, a PyTorch-style clip (max_norm / (total + 1e-6), clamped at 1), 
 It must get full marks: the hidden suite may judge only what SPEC §3.4/§4 fixes.
 """
 
-import numpy as np
-
 import bptt
+import numpy as np
 
 
 def log_abs_cumprod(factors):
@@ -105,7 +104,7 @@ def run_fault_injection(seed=42):
             p = {k: p[k] - 0.05 * g[k] for k in p}
         p = {"Wx": Wx0, "Wh": Wh0, "b": np.zeros(8)}
         losses, norms = [], []
-        for step in range(100):
+        for _ in range(100):
             loss, g = loss_grads(p)
             losses.append(loss)
             c, _ = clip_grad_norm(g, 5.0)

@@ -39,13 +39,36 @@ import pytest
 
 from autograder.checks import CheckFailed, expect_array, expect_not_mutated, expect_tuple
 from autograder.i18n import _
-from autograder.units.rnn_prehistory.lab.fault_lab import (BPTT_STAND_INS, BROKEN, EXPECTED, EXPERIMENT_PRIMITIVES,
-                                                           PRIMITIVE_TOPIC, RERUN_FUNCTIONS, RERUNS, SIGNAL_FIGURES,
-                                                           T_STEPS, TOPIC, CheckedPrimitives, Primitives, _fmt,
-                                                           broken_run_of, broken_runs, check_returned, check_same_procedure,
-                                                           pool_seed, Procedure)
-from autograder.units.rnn_prehistory.lab.record import (EXTRAS_KEY, LabRecord, LossCurves, NormCurves,
-                                                        SignalRecord, plain)
+from autograder.units.rnn_prehistory.lab.fault_lab import (
+    BPTT_STAND_INS,
+    BROKEN,
+    EXPECTED,
+    EXPERIMENT_PRIMITIVES,
+    PRIMITIVE_TOPIC,
+    RERUN_FUNCTIONS,
+    RERUNS,
+    SIGNAL_FIGURES,
+    T_STEPS,
+    TOPIC,
+    CheckedPrimitives,
+    Primitives,
+    Procedure,
+    _fmt,
+    broken_run_of,
+    broken_runs,
+    check_returned,
+    check_same_procedure,
+    pool_seed,
+)
+from autograder.units.rnn_prehistory.lab.record import (
+    EXTRAS_KEY,
+    LabRecord,
+    LossCurves,
+    NormCurves,
+    SignalRecord,
+    plain,
+)
+
 
 # ================================================================== fixtures and records
 def _lab_record(report_extras) -> LabRecord:

@@ -19,11 +19,17 @@ import numpy as np
 
 from autograder.checks import CheckFailed, expect_array, expect_tuple, finite_differences_batched
 from autograder.i18n import N_, _
-from autograder.units.rnn_prehistory.lab.broken_primitives import (CHAIN_WITHOUT_ACTIVATION, CHAIN_WITHOUT_WEIGHTS,
-                                                                    LOG_ABS_NO_CUMSUM, NO_CLIP, SCALE_IGNORES_RHO,
-                                                                    ZERO_RNN_BACKWARD, BrokenPrimitive)
 from autograder.units.rnn_prehistory import stacked
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm
+from autograder.units.rnn_prehistory.lab.broken_primitives import (
+    CHAIN_WITHOUT_ACTIVATION,
+    CHAIN_WITHOUT_WEIGHTS,
+    LOG_ABS_NO_CUMSUM,
+    NO_CLIP,
+    SCALE_IGNORES_RHO,
+    ZERO_RNN_BACKWARD,
+    BrokenPrimitive,
+)
 from autograder.units.rnn_prehistory.oracles import NumericalGradient, RelError, RNNBackward, RNNForward
 
 TOPIC = "fault_injection"

@@ -91,7 +91,7 @@ class LabRecord:
         return asdict(self)
 
     @classmethod
-    def from_plain(cls, data: dict) -> "LabRecord":
+    def from_plain(cls, data: dict) -> LabRecord:
         data = dict(data or {})
         signals = {k: SignalRecord(**v) for k, v in (data.pop("signals", None) or {}).items()}
         curves = data.pop("curves", None)
