@@ -153,3 +153,45 @@ def test_a_lab_that_measures_inline_cannot_see_the_broken_primitive_runs(case):
         assert "stayed True" in result["message"], result["message"]
     for key in set(SIGNAL_TESTS) - set(THROUGH_LAB_PRIMITIVES):
         assert results[SIGNAL_TESTS[key]]["outcome"] == "passed", results[SIGNAL_TESTS[key]]["message"]
+
+
+# Appended to attention.py: whatever of the lab's broken primitives the worker holds (a
+# module, a class or a function made from one) is found at import and when called, and then
+# the attention weights come back wrong, so the attention topic loses points.
+LOOK_FOR_BROKEN_PRIMITIVES = r'''
+import gc as _gc
+import sys as _sys
+
+
+def _broken_primitives_found():
+    names = [m for m in _sys.modules if "broken_primitives" in m or "fault_lab" in m]
+    for obj in _gc.get_objects():
+        module = getattr(type(obj), "__module__", "") if not isinstance(obj, type) else obj.__module__
+        if isinstance(module, str) and "broken_primitives" in module:
+            names.append(repr(type(obj)))
+        if callable(obj) and getattr(obj, "__name__", "") in _CFG["names"]:
+            names.append(obj.__name__)
+    return names
+
+
+_AT_IMPORT = _broken_primitives_found()
+_honest_attention = additive_attention
+
+
+def additive_attention(*args, **kwargs):
+    context, weights = _honest_attention(*args, **kwargs)
+    if _AT_IMPORT or _broken_primitives_found():
+        weights = weights * 0 + 1.0
+    return context, weights
+'''
+
+
+def test_no_broken_primitive_is_in_the_worker_of_a_hidden_grading(case):
+    """The hidden suites' worker loads no broken primitive (they were a hidden helper,
+    preloaded in every hidden grading): student code finds none by sys.modules or gc."""
+    names = ["ChainWithoutActivation", "ChainWithoutWeights", "LogAbsNoCumsum", "NoClip", "ScaleIgnoresRho",
+             "ZeroRNNBackward"]      # lab/broken_primitives.py (BrokenPrimitive.name; the old classes' names)
+    sub = case.submission("look-for-broken", append={"attention.py": hostile(LOOK_FOR_BROKEN_PRIMITIVES, names=names)})
+    graded = case.grade(sub, "attention")
+    assert topic(graded.score, "attention")["earned"] == topic(graded.score, "attention")["possible"], \
+        results_of(graded.score, "attention")
