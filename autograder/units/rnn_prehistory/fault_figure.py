@@ -36,6 +36,9 @@ METADATA_KEY = "Panels"                         # PNG text chunk: json of the pa
 
 TANH, LINEAR = "tab:orange", "tab:blue"
 CLIP, NOCLIP = "tab:green", "tab:red"
+# The first panel's three factor distributions: colours of their own, none that the legend
+# gives to something else (a public run draws only their stars, without a curve to name them).
+FACTORS = {"near_one": "#17becf", "below_one": "#8c564b", "above_one": "#e377c2"}   # cyan, brown, pink
 MARK_COLOURS = {"PASS": "tab:green", "FAIL": "tab:red", "not graded": "0.45"}
 WAYS = {"measured": "your run_fault_injection", "rerun": "the grader's rerun"}
 
@@ -257,9 +260,10 @@ def _products(ax, lab):
     data, seed = _data(lab, "products")
     stride = int(data.get("stride") or 5)
     drawn = False
-    for name, colour, label, where, above in (("near_one", CLIP, "U(0.8, 1.2)", 0.75, False),
-                                             ("below_one", LINEAR, "U(0, 0.8)", 0.5, True),
-                                             ("above_one", NOCLIP, "U(1, 1.2)", 0.35, True)):
+    for name, label, where, above in (("near_one", "U(0.8, 1.2)", 0.75, False),
+                                      ("below_one", "U(0, 0.8)", 0.5, True),
+                                      ("above_one", "U(1, 1.2)", 0.35, True)):
+        colour = FACTORS[name]
         values = data.get(name)
         if values:
             y = d.line(stride * np.arange(1, len(values) + 1), values, label, color=colour, linewidth=1.4)
@@ -269,8 +273,11 @@ def _products(ax, lab):
                 ax.annotate(label, xy=(stride * (i + 1), y[i]), xytext=(2, 4 if above else -4),
                             textcoords="offset points", fontsize=6.5, color=colour, ha="left",
                             va="bottom" if above else "top")
-        d.star(500, f"{name}_log_final", colour)
-    ax.axhspan(-20, 20, color=CLIP, alpha=0.15, linewidth=0)
+        mine = d.star(500, f"{name}_log_final", colour)
+        if mine is not None and not values:          # no curve to carry the label: the star does
+            ax.annotate(label, xy=(500, mine), xytext=(-8, 0), textcoords="offset points", fontsize=6.5,
+                        color=colour, ha="right", va="center")
+    ax.axhspan(-20, 20, color=FACTORS["near_one"], alpha=0.15, linewidth=0)
     d.hline(-100, "-100", va="top", where=0.98)
     if not drawn:
         d.empty(_no_run(lab, "products"))
