@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -82,6 +83,15 @@ def test_the_leak_check_catches_each_kind_of_leak(dist, tmp_path, plant):
     assert leak_check.check(copy, UNIT), f"a planted {plant} was not found"
 
 
+def _with_pytest_command(venv: Path) -> Path:
+    """The `pytest` command pip would install in `venv` (its folder first on sys.path, not the
+    working directory, as with the real entry point)."""
+    command = venv / "bin" / "pytest"
+    command.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nimport pytest\nsys.exit(pytest.main())\n")
+    command.chmod(0o755)
+    return command
+
+
 def _student_copy(dist, tmp_path, modules: Path | None = None) -> Path:
     copy = tmp_path / "my-course"
     shutil.copytree(dist / "student", copy, symlinks=True)
@@ -89,8 +99,64 @@ def _student_copy(dist, tmp_path, modules: Path | None = None) -> Path:
         for module in modules.glob("*.py"):
             shutil.copyfile(module, copy / UNIT.stubs / module.name)
     borrowed_venv(copy / ".venv", copy)
+    _with_pytest_command(copy / ".venv")
     (copy / ".venv" / ".installed").touch()      # dependencies borrowed: nothing to install
     return copy
+
+
+def _activated(venv: Path) -> dict:
+    """The environment of a shell after `source .venv/bin/activate` (English messages)."""
+    return {**os.environ, "VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}:{os.environ['PATH']}",
+            "LANGUAGE": "en"}
+
+
+PUBLIC_TESTS = sum(1 for topic in UNIT.rubric.topics for t in topic.tests if t.visibility == "public")
+
+
+@pytest.mark.parametrize("command", [["pytest"], ["python", "-m", "pytest"]], ids=["pytest", "python -m pytest"])
+def test_plain_pytest_at_the_root_runs_the_public_tests_once(dist, tmp_path, command):
+    """With the venv active, `pytest` and `python -m pytest` at the root of the student
+    repository run every public test once (not again through the grader's link to them)."""
+    copy = _student_copy(dist, tmp_path)
+    proc = subprocess.run(command, cwd=copy, env=_activated(copy / ".venv"), capture_output=True, text=True,
+                          timeout=300)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert proc.returncode == 1 and last.startswith(f"{'=' * 3}") and f" {PUBLIC_TESTS} failed " in last \
+        and "error" not in last, proc.stdout[-3000:] + proc.stderr
+    for module in SOLUTIONS.glob("*.py"):
+        shutil.copyfile(module, copy / UNIT.stubs / module.name)
+    proc = subprocess.run(command, cwd=copy, env=_activated(copy / ".venv"), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and f" {PUBLIC_TESTS} passed " in proc.stdout.strip().splitlines()[-1], \
+        proc.stdout[-3000:] + proc.stderr
+
+
+def test_pytest_of_another_python_says_what_to_do(dist, tmp_path):
+    """pytest of a Python without the grader (the venv not active) stops with what to run."""
+    copy = tmp_path / "my-course"
+    shutil.copytree(dist / "student", copy, symlinks=True)
+    elsewhere = tmp_path / "system"
+    borrowed_venv(elsewhere)                     # numpy and pytest, but not this repository's grader
+    proc = subprocess.run([str(_with_pytest_command(elsewhere))], cwd=copy, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "LANGUAGE": "en"})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "No module named 'autograder'" in out and "make grade" in out and ".venv/bin/python -m pytest" in out, out
+    assert "请先运行一次 `make grade`" in out, out
+
+
+def test_make_grade_leaves_the_git_checkout_clean(dist, tmp_path):
+    """Grading compiles the translation catalogues and writes reports/: git ignores both, so a
+    student has nothing to commit (and no reason to edit the protected .gitignore)."""
+    copy = _student_copy(dist, tmp_path)
+    git = ["git", "-c", "user.name=student", "-c", "user.email=student@example.org"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "as released"]):
+        subprocess.run([*git, *args], cwd=copy, check=True, capture_output=True)
+    proc = _make(copy, "grade")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list((copy / "autograder").rglob("*.mo")), "make grade compiles the catalogues"
+    status = subprocess.run([*git, "status", "--porcelain"], cwd=copy, capture_output=True, text=True, check=True)
+    assert status.stdout == "", status.stdout
 
 
 def _make(copy: Path, target: str) -> subprocess.CompletedProcess:

@@ -1,5 +1,6 @@
-"""Fixtures for running the public tests yourself: `pytest assignments/rnn_prehistory/tests`
-(add `--submission DIR` to test the modules of another folder).
+"""Fixtures for running the public tests yourself: `pytest` at the root of your repository,
+with its venv active (`source .venv/bin/activate`; `make grade` creates .venv), or
+`.venv/bin/python -m pytest` (add `--submission=DIR` to test the modules of another folder).
 
 Each topic module is a fixture named after it (`bptt`, `gru_lstm`, ...), imported from the
 folder above. The grader runs these same test files with its own fixtures of the same
@@ -13,11 +14,21 @@ import importlib
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from autograder import assignment, i18n
-from autograder.i18n import _
+try:
+    import numpy as np
+
+    from autograder import assignment, i18n
+    from autograder.i18n import _
+except ImportError as missing:
+    # pytest of another Python (not the repository's venv): the grader and its translations are
+    # out of reach, so this one message says what to do in both languages.
+    raise pytest.UsageError(
+        f"these tests need this repository's grader and numpy ({missing}). Run `make grade` once "
+        "(it creates .venv/), then `source .venv/bin/activate` and `pytest`, or `.venv/bin/python -m pytest`.\n"
+        f"这些测试需要本仓库的评分器和 numpy（{missing}）。请先运行一次 `make grade`（它会创建 .venv/），"
+        "然后运行 `source .venv/bin/activate` 和 `pytest`，或 `.venv/bin/python -m pytest`。") from None
 
 HERE = Path(__file__).resolve().parent
 UNIT = "rnn_prehistory"     # the unit these tests belong to (their helpers are autograder.units.rnn_prehistory)
