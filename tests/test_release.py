@@ -196,3 +196,33 @@ def test_the_release_is_rebuilt_from_scratch(dist, tmp_path):
     student, _, _ = release.build(tmp_path, None)
     again = {p.relative_to(student): p.read_bytes() for p in student.rglob("*") if p.is_file() and not p.is_symlink()}
     assert again == first
+
+
+def _columns(text: str) -> int:
+    """Terminal columns, counted here from the Unicode tables: a wide or full-width character takes two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def test_chinese_output_is_in_the_readmes_and_its_table_is_aligned(dist, tmp_path):
+    """Both READMEs say how to get Chinese output (`--lang zh` through GRADE_ARGS, or the
+    locale), and `make grade GRADE_ARGS="--lang zh"` prints a table whose score column ends
+    in the same terminal column on every row, Chinese words included."""
+    for name in ("README.md", "README.zh-CN.md"):
+        text = (dist / "student" / name).read_text(encoding="utf-8")
+        for needle in ('GRADE_ARGS="--lang zh"', "LANG=zh_CN.UTF-8 make grade", "LANG=zh_CN.UTF-8 pytest"):
+            assert needle in text, f"{name} does not say {needle}"
+    copy = _student_copy(dist, tmp_path)
+    proc = subprocess.run(["make", "grade", 'GRADE_ARGS=--lang zh'], cwd=copy, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("主题"))
+    ends = {header: _columns(header[: header.index("得分") + 2])}
+    for line in lines:
+        match = re.match(r"(\S+) +\d+(\.\d+)? / \d+(\.\d+)?", line)
+        if match:
+            ends[line] = _columns(match.group(0))
+    assert any(line.startswith("总计") for line in ends) and len(ends) == len(UNIT.topics) + 2, ends
+    assert len(set(ends.values())) == 1, "\n".join(f"{end:3d} {line}" for line, end in ends.items())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 from autograder.grading.score import GradeResult
@@ -18,16 +19,35 @@ def stopped(topic) -> str:
     return _(", 1 test timed out") if n == 1 else _(", {n} tests timed out").format(n=n)
 
 
+def columns(text: str) -> int:
+    """The terminal columns `text` takes: a wide or full-width character (Chinese) takes two,
+    a combining mark none (len() would misalign a translated table)."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in text)
+
+
+def left(text: str, width: int) -> str:
+    return text + " " * max(0, width - columns(text))
+
+
+def right(text: str, width: int) -> str:
+    return " " * max(0, width - columns(text)) + text
+
+
+SCORE = 13      # columns of the score column
+
+
 def table(result: GradeResult, out_dir: Path | None = None) -> str:
-    width = max([len(t.id) for t in result.topics] + [5])
-    rows = [f"{_('topic'):<{width}}  {_('score'):>13}  {_('status')}", f"{'-' * width}  {'-' * 13}  {'-' * 16}"]
+    width = max(columns(text) for text in [t.id for t in result.topics] + [_("topic"), _("total"), "-" * 5])
+    rows = [f"{left(_('topic'), width)}  {right(_('score'), SCORE)}  {_('status')}",
+            f"{'-' * width}  {'-' * SCORE}  {'-' * 16}"]
     for t in result.topics:
         pts = f"{t.earned:g} / {t.possible:g}"
-        rows.append(f"{t.id:<{width}}  {pts:>13}  {_(STATUS_WORDS[t.status])}{stopped(t)}")
+        rows.append(f"{left(t.id, width)}  {right(pts, SCORE)}  {_(STATUS_WORDS[t.status])}{stopped(t)}")
         if t.message:
-            rows.append(f"{'':<{width}}  {'':>13}  -> {one_line(terminal(t.message), 400)}")
+            rows.append(f"{'':<{width}}  {'':>{SCORE}}  -> {one_line(terminal(t.message), 400)}")
     total = f"{result.earned:g} / {result.possible:g}"
-    rows += [f"{'-' * width}  {'-' * 13}", f"{_('total'):<{width}}  {total:>13}  "
+    rows += [f"{'-' * width}  {'-' * SCORE}", f"{left(_('total'), width)}  {right(total, SCORE)}  "
              f"({pct(result.earned, result.possible)}, {result.duration_s:.2f} s)"]
     if result.graded_later:
         rows.append(_("hidden tests worth {points} more points are graded later by your instructor").format(
