@@ -48,3 +48,52 @@ def test_the_public_run_figure_keeps_the_legends_colours_out_of_the_first_panel(
         assert painted == 0, f"{painted} pixels of the first panel are {colour}, a colour the legend gives to another line"
     for colour in fault_figure.FACTORS.values():                # each star is filled with its own colour
         assert np.all(panel == raster.rgba(colour)[:3], axis=-1).sum() > 20, colour
+
+
+def _called_functions(path, fixture: str) -> set[str]:
+    """Names `fixture.<name>` that a test file uses (the topic module's fixture)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.attr for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == fixture}
+
+
+def test_every_student_function_is_called_by_a_public_test_of_its_topic():
+    """A function no public test of its own topic calls scores the topic's public points even
+    when it is a NameError (reported only later, or under another topic)."""
+    from helpers import UNIT
+
+    missing = [f"{topic.id}: {topic.module}.{name}" for topic in UNIT.topics
+               for name in topic.functions
+               if name not in _called_functions(UNIT.test_file(topic.id, "public"), topic.module)]
+    assert not missing, f"no public test of its topic calls: {missing}"
+
+
+def test_the_public_bptt_backward_vectors_are_pytorchs():
+    """The expected gradients written into test_bptt.py are autograd's, for the full and the
+    truncated (k = 2: the state detached at t = 2) backward pass."""
+    import importlib.util
+
+    import numpy as np
+    import torch
+
+    spec = importlib.util.spec_from_file_location("public_test_bptt", PUBLIC / "test_bptt.py")
+    public = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(public)
+
+    def autograd(k):
+        x, h0, Wx, Wh, b = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in
+                            (public.SEQ_X, public.SEQ_H0, public.SEQ_WX, public.SEQ_WH, public.SEQ_B))
+        h, states = h0, []
+        for t in range(x.shape[1]):
+            if k is not None and t and t % k == 0:
+                h = h.detach()
+            h = torch.tanh(x[:, t] @ Wx + h @ Wh + b)
+            states.append(h)
+        loss = (torch.tensor(public.SEQ_R) * torch.stack(states, 1)).sum()
+        return dict(zip(("dx", "dh0", "dWx", "dWh", "db"), torch.autograd.grad(loss, [x, h0, Wx, Wh, b])))
+
+    for k, written in ((None, public.FULL_BPTT), (2, public.TRUNCATED_K2)):
+        for name, grad in autograd(k).items():
+            np.testing.assert_allclose(written[name], grad.numpy(), rtol=0, atol=1e-11, err_msg=f"k={k} {name}")

@@ -67,3 +67,48 @@ def test_numerical_gradient_of_a_cubic(bptt):
     expected = 3 * np.array([[1.0, -2.0]]) * x**2 + np.array([[0.5, 1.5]])
     grad = bptt.numerical_gradient(f, x.copy())
     assert np.allclose(grad, expected, rtol=1e-6, atol=1e-8), _("central differences (f(x+h) - f(x-h)) / 2h")
+
+
+# A sequence of T = 3 steps (N = 1, D = 2, H = 2) and the loss L = sum(R * h), so dh = R.
+# The expected gradients were computed with PyTorch's autograd (float64), to 12 decimals.
+SEQ_X = np.array([[[1.0, -1.0], [0.5, 2.0], [-1.5, 0.0]]])
+SEQ_H0 = np.array([[0.2, -0.4]])
+SEQ_WX = np.array([[0.3, -0.2], [0.1, 0.4]])
+SEQ_WH = np.array([[0.5, 0.1], [-0.3, 0.6]])
+SEQ_B = np.array([0.1, -0.2])
+SEQ_R = np.array([[[1.0, 0.0], [0.0, -1.0], [2.0, 1.0]]])
+FULL_BPTT = {   # dx, dh0, dWx, dWh, db of rnn_backward(SEQ_R, cache)
+    "dx": [[[0.330464875722, -0.035885771938], [0.359739491558, -0.356773971685], [0.409607738781, 0.580555594656]]],
+    "dh0": [[0.415165543109, -0.455642644733]],
+    "dWx": [[-1.847514461577, -2.250886759017], [0.143380061935, -1.730000444065]],
+    "dWh": [[1.877481901208, 0.140038328333], [-0.584822778407, 0.993058965613]],
+    "db": [3.410742947363, -0.382946109259],
+}
+TRUNCATED_K2 = {   # the same with k = 2: chunks [0, 2) and [2, 3), nothing flows from step 2 into step 1
+    "dx": [[[0.257074736721, -0.027517536037], [0.198533165348, -0.397066330697], [0.409607738781, 0.580555594656]]],
+    "dh0": [[0.323335144944, -0.354111120959]],
+    "dWx": [[-2.304320958458, -2.166129993809], [-0.695188482008, -1.742740692889]],
+    "dWh": [[1.590415334359, 0.167869937021], [-0.106823824768, 0.942740338441]],
+    "db": [2.694861442318, -0.283786040774],
+}
+
+
+def _check_gradients(grads, expected, what):
+    assert len(grads) == 5, _("{what} returns a tuple (dx, dh0, dWx, dWh, db)").format(what=what)
+    for name, got in zip(expected, grads):
+        want = np.array(expected[name])
+        assert np.asarray(got).shape == want.shape, _("{what}: {name} must have shape {shape}").format(
+            what=what, name=name, shape=want.shape)
+        assert np.allclose(got, want, rtol=1e-8, atol=1e-10), _(
+            "{what}: {name} differs from the gradient of L = sum(R * h) on a fixed sequence of 3 steps").format(
+            what=what, name=name)
+
+
+def test_rnn_backward_fixed_sequence(bptt):
+    _h, cache = bptt.rnn_forward(SEQ_X, SEQ_H0, SEQ_WX, SEQ_WH, SEQ_B)
+    _check_gradients(bptt.rnn_backward(SEQ_R.copy(), cache), FULL_BPTT, "rnn_backward")
+
+
+def test_rnn_backward_truncated_fixed_sequence(bptt):
+    _h, cache = bptt.rnn_forward(SEQ_X, SEQ_H0, SEQ_WX, SEQ_WH, SEQ_B)
+    _check_gradients(bptt.rnn_backward_truncated(SEQ_R.copy(), cache, 2), TRUNCATED_K2, "rnn_backward_truncated")
