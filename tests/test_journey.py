@@ -1,0 +1,247 @@
+"""A student's journey on every path (issue: every way a student hands in work gets the grade
+it deserves). One partially correct submission, as a real student leaves it: two topics right,
+one with a typical mistake (a kill-matrix mutant), the others untouched stubs. It goes through
+
+- `make grade` in a copy of the student release (public tests only),
+- `pr` at each hidden-detail level (total, tests, hints), as the pull-request workflow runs it,
+- `batch` as a folder, a zip, a GitHub "Download ZIP" (`name-main/assignments/...`) and a clone,
+- Gradescope's `run_autograder` on a simulated /autograder with a GitHub upload,
+- nbgrader: release -> fetch -> the answer cells filled with the same code -> submit -> collect
+  -> autograde -> generate_feedback,
+
+and every path must give the score per topic that `python -m autograder grade` gives the same
+files (the public part of it for `make grade`), the untouched topics `not_implemented`
+everywhere, and at the `total` level no file the student can see names a hidden test.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from helpers import ENGLISH, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, borrowed_venv, grade, make_submission
+
+RIGHT = ("gate_derivative", "attention")                 # finished, correct
+MISTAKE = ("bleu", "brevity_ratio_inverted")             # finished, with a typical mistake
+UNTOUCHED = tuple(t.id for t in UNIT.topics if t.id not in (*RIGHT, MISTAKE[0]))
+MODULE = {t.id: t.module for t in UNIT.topics}
+HIDDEN_NAMES = sorted({x.test for t in UNIT.rubric.topics for x in t.tests if x.visibility == "hidden"})
+NOT_IMPLEMENTED = "is not implemented yet"               # the message of a test that reached a stub
+
+
+def _mistaken(topic: str, name: str) -> str:
+    text = (SOLUTIONS / f"{MODULE[topic]}.py").read_text()
+    for old, new in next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)["replace"]:
+        assert old in text, (name, old)
+        text = text.replace(old, new)
+    return text
+
+
+def partial_submission(folder: Path) -> Path:
+    files = {f"{MODULE[t]}.py": (SOLUTIONS / f"{MODULE[t]}.py").read_text() for t in RIGHT}
+    files[f"{MODULE[MISTAKE[0]]}.py"] = _mistaken(*MISTAKE)
+    return make_submission(folder, base=STUBS, files=files)
+
+
+def per_topic(score: dict, public_only: bool = False) -> dict[str, tuple[float, str]]:
+    """topic -> (earned, status) of a score.json; with `public_only`, earned of its public tests."""
+    return {t["id"]: (round(sum(x["earned"] for x in t["tests"] if x["id"].startswith("public::"))
+                            if public_only else t["earned"], 6), t["status"]) for t in score["topics"]}
+
+
+def names_of_hidden_tests(text: str) -> list[str]:
+    return [name for name in HIDDEN_NAMES if re.search(rf"\b{name}\b", text)]
+
+
+@pytest.fixture(scope="module")
+def journey(tmp_path_factory):
+    """The submission and what `python -m autograder grade` gives it (the yardstick)."""
+    tmp = tmp_path_factory.mktemp("journey")
+    submission = partial_submission(tmp / "modules")
+    proc, score = grade(submission, tmp / "alone")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    expected = per_topic(score)
+    for topic in RIGHT:
+        assert expected[topic] == (UNIT.rubric.topic(topic).points, "graded"), topic
+    assert expected[MISTAKE[0]][1] == "graded" and 0 < expected[MISTAKE[0]][0] < UNIT.rubric.topic(MISTAKE[0]).points
+    for topic in UNTOUCHED:
+        assert expected[topic] == (0, "not_implemented"), topic
+    return {"tmp": tmp, "submission": submission, "score": score, "expected": expected}
+
+
+def student_checkout(dist: Path, modules: Path, dest: Path) -> Path:
+    """The student repository as the student has it: the release with their module files."""
+    shutil.copytree(dist / "student", dest, symlinks=True)
+    for module in modules.glob("*.py"):
+        shutil.copyfile(module, dest / UNIT.stubs / module.name)
+    return dest
+
+
+# ----------------------------------------------------------------------------- make grade
+def test_make_grade_in_the_student_repository(journey, dist):
+    copy = student_checkout(dist, journey["submission"], journey["tmp"] / "make-grade")
+    borrowed_venv(copy / ".venv", copy)
+    (copy / ".venv" / ".installed").touch()       # dependencies borrowed: nothing to install
+    proc = subprocess.run(["make", "grade"], cwd=copy, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **ENGLISH})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    score = json.loads((copy / "reports" / "score.json").read_text())
+    assert per_topic(score) == per_topic(journey["score"], public_only=True)
+    for topic in UNTOUCHED:
+        assert re.search(rf"^{topic} .* not implemented$", proc.stdout, re.M), proc.stdout
+
+
+# ----------------------------------------------------------------------------- pull request
+def _pr(dist: Path, python: Path, checkout: Path, tmp: Path, detail: str):
+    summary, outputs, event = tmp / "summary.md", tmp / "outputs.txt", tmp / "event.json"
+    event.write_text(json.dumps({"action": "synchronize", "pull_request": {"number": 7}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.update(ENGLISH, GITHUB_STEP_SUMMARY=str(summary), GITHUB_OUTPUT=str(outputs), GITHUB_EVENT_PATH=str(event),
+               GITHUB_ACTIONS="true")
+    out = tmp / "reports"
+    proc = subprocess.run([str(python), "-m", "autograder", "pr", str(checkout), "--manifest",
+                           str(dist / "grader-bundle" / "protected-files.sha256"), "--out", str(out),
+                           "--hidden-detail", detail], capture_output=True, text=True, env=env, cwd=tmp, timeout=600)
+    return proc, out, summary
+
+
+@pytest.mark.parametrize("detail", ["total", "tests", "hints"])
+def test_a_pull_request_at_each_hidden_detail_level(journey, dist, detail):
+    tmp = journey["tmp"] / f"pr-{detail}"
+    tmp.mkdir()
+    python = borrowed_venv(tmp / "venv", dist / "grader-bundle")
+    checkout = student_checkout(dist, journey["submission"], tmp / "submission")
+    proc, out, summary = _pr(dist, python, checkout, tmp, detail)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert per_topic(json.loads((out / "score.json").read_text())) == journey["expected"]
+    if detail == "total":
+        # What the student sees: the job log, the summary, the comment, and the artifact (all of reports/).
+        seen = {"the job log": proc.stdout + proc.stderr, "the job summary": summary.read_text()}
+        seen.update({f"reports/{p.relative_to(out)}": p.read_bytes().decode("utf-8", "replace")
+                     for p in sorted(out.rglob("*")) if p.is_file()})
+        leaks = {where: names_of_hidden_tests(text) for where, text in seen.items()}
+        assert not any(leaks.values()), {where: names[:5] for where, names in leaks.items() if names}
+
+
+# ----------------------------------------------------------------------------- batch
+def _zip_folder(path: Path, folder: Path, inside: str) -> None:
+    with zipfile.ZipFile(path, "w") as z:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and ".git" not in p.relative_to(folder).parts:
+                z.write(p, f"{inside}{p.relative_to(folder).as_posix()}")
+
+
+@pytest.mark.sweep
+def test_batch_as_a_folder_a_zip_a_github_zip_and_a_clone(journey, dist):
+    tmp, modules = journey["tmp"] / "batch", journey["submission"]
+    root = tmp / "class"
+    root.mkdir(parents=True)
+    shutil.copytree(modules, root / "folder")
+    _zip_folder(root / "zipped.zip", modules, "")
+    repository = student_checkout(dist, modules, tmp / "lee-main")
+    _zip_folder(root / "github.zip", repository, "lee-main/")        # GitHub's "Download ZIP"
+    clone = student_checkout(dist, modules, root / "clone")
+    (clone / ".git").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "autograder", "batch", str(root), "--out", str(tmp / "out"),
+                           "--jobs", "2", "--manifest", str(dist / "student" / "protected-files.sha256")],
+                          capture_output=True, text=True, cwd=REPO, timeout=1200, env={**os.environ, **ENGLISH})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = {r["submission"]: r for r in csv.DictReader(io.StringIO((tmp / "out" / "class.csv").read_text()))}
+    for name in ("folder", "zipped", "github", "clone"):
+        assert name in rows, (name, sorted(rows))
+        score = json.loads((tmp / "out" / name / "score.json").read_text()) \
+            if (tmp / "out" / name / "score.json").is_file() else {"topics": []}
+        assert per_topic(score) == journey["expected"], (name, rows[name])
+
+
+# ----------------------------------------------------------------------------- Gradescope
+@pytest.mark.sweep
+def test_gradescope_run_autograder_on_a_github_upload(journey, dist):
+    root = journey["tmp"] / "gradescope" / "autograder"
+    with zipfile.ZipFile(dist / "gradescope.zip") as z:
+        z.extractall(root / "source")
+    script = root / "run_autograder"
+    shutil.copyfile(root / "source" / "run_autograder", script)      # what Gradescope's image build does
+    script.chmod(0o755)
+    upload = student_checkout(dist, journey["submission"], root / "submission")   # the repository at the top
+    assert upload.is_dir()
+    env = {**os.environ, **ENGLISH, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    proc = subprocess.run([str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    earned = {t: round(sum(x["score"] for x in results["tests"] if x["name"].split(" ", 1)[0] == t), 6)
+              for t in MODULE}
+    assert earned == {t: e for t, (e, _status) in journey["expected"].items()}
+    for test in results["tests"]:
+        if test["name"].split(" ", 1)[0] in UNTOUCHED:
+            assert test["status"] == "failed" and NOT_IMPLEMENTED in test["output"], test
+
+
+# ----------------------------------------------------------------------------- nbgrader
+@pytest.mark.sweep
+def test_nbgrader_release_fetch_submit_autograde_and_feedback(journey):
+    pytest.importorskip("nbgrader", reason="nbgrader is a development extra (make test installs it)")
+    sys.path.insert(0, str(REPO / "scripts"))
+    import make_nbgrader
+
+    from autograder.notebook import answer_module
+
+    nbgrader = str(Path(sys.executable).with_name("nbgrader"))
+    root = journey["tmp"] / "nbgrader"
+    course, exchange, home, student_home = root / "course", root / "exchange", root / "home", root / "lee"
+    for folder in (exchange, home, student_home):
+        folder.mkdir(parents=True)
+    exchange.chmod(0o777)
+    env = {**os.environ, **ENGLISH, "HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+    def run(*args, cwd):
+        proc = subprocess.run([nbgrader, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=1800)
+        assert proc.returncode == 0, f"nbgrader {' '.join(args)}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        return proc
+
+    for rel, text in make_nbgrader.expected_course().items():
+        (course / rel).parent.mkdir(parents=True, exist_ok=True)
+        (course / rel).write_text(text)
+    x, name = f"--Exchange.root={exchange}", UNIT.name
+    run("generate_assignment", name, "--create", "--force", cwd=course)
+    run("release_assignment", name, x, cwd=course)
+    run("fetch_assignment", name, "--course", name, x, cwd=student_home)
+    # The student writes the same code into the answer cells of the topics they did; the
+    # untouched notebooks are handed in as fetched.
+    done = {MODULE[t]: (journey["submission"] / f"{MODULE[t]}.py").read_text() for t in (*RIGHT, MISTAKE[0])}
+    for path in (student_home / name).glob("*.ipynb"):
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            if answer_module(cell) in done:
+                cell["source"] = f"%%writefile {answer_module(cell)}.py\n" + done[answer_module(cell)]
+        path.write_text(json.dumps(nb))
+    run("submit", name, "--course", name, x, "--student=lee", cwd=student_home)
+    run("collect", name, x, cwd=course)
+    run("autograde", name, "--create", cwd=course)
+    run("generate_feedback", name, cwd=course)
+
+    import sqlite3
+
+    with sqlite3.connect(course / "gradebook.db") as db:
+        scores = dict(db.execute(
+            "SELECT n.name, SUM(COALESCE(g.manual_score, g.auto_score, 0)) FROM grade g "
+            "JOIN submitted_notebook sn ON g.notebook_id = sn.id JOIN notebook n ON sn.notebook_id = n.id "
+            "GROUP BY n.name").fetchall())
+    assert {t: round(float(scores[t]), 6) for t in MODULE} == {t: e for t, (e, _s) in journey["expected"].items()}
+    feedback = {p.stem: p.read_text() for p in (course / "feedback" / "lee" / name).glob("*.html")}
+    assert set(feedback) == set(MODULE), sorted(feedback)
+    for topic in UNTOUCHED:
+        assert NOT_IMPLEMENTED in feedback[topic], f"{topic}: the feedback does not say the topic is not implemented"
+    leaks = {topic: names_of_hidden_tests(html) for topic, html in feedback.items()}
+    assert not any(leaks.values()), leaks
