@@ -99,6 +99,8 @@ def test_make_grade_in_the_student_repository(journey, dist):
     assert per_topic(score) == per_topic(journey["score"], public_only=True)
     for topic in UNTOUCHED:
         assert re.search(rf"^{topic} .* not implemented$", proc.stdout, re.M), proc.stdout
+    reports = {p.name: p.read_bytes().decode("utf-8", "replace") for p in (copy / "reports").iterdir()}
+    assert not any(names_of_hidden_tests(text) for text in reports.values())
 
 
 # ----------------------------------------------------------------------------- pull request
