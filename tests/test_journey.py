@@ -171,22 +171,25 @@ def test_batch_as_a_folder_a_zip_a_github_zip_and_a_clone(journey, dist):
 
 # ----------------------------------------------------------------------------- Gradescope
 @pytest.mark.sweep
-def test_gradescope_run_autograder_on_a_github_upload(journey, dist):
-    root = journey["tmp"] / "gradescope" / "autograder"
+@pytest.mark.parametrize("upload", ["repository", "download-zip"])
+def test_gradescope_run_autograder(journey, dist, upload):
+    """Gradescope's GitHub upload puts the repository at the top of the submission folder; a
+    zip from GitHub's "Download ZIP" unpacks into one folder `name-main/`."""
+    root = journey["tmp"] / f"gradescope-{upload}" / "autograder"
     with zipfile.ZipFile(dist / "gradescope.zip") as z:
         z.extractall(root / "source")
     script = root / "run_autograder"
     shutil.copyfile(root / "source" / "run_autograder", script)      # what Gradescope's image build does
     script.chmod(0o755)
-    upload = student_checkout(dist, journey["submission"], root / "submission")   # the repository at the top
-    assert upload.is_dir()
+    inside = "" if upload == "repository" else "lee-main"
+    student_checkout(dist, journey["submission"], root / "submission" / inside)
     env = {**os.environ, **ENGLISH, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
     proc = subprocess.run([str(script)], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     earned = {t: round(sum(x["score"] for x in results["tests"] if x["name"].split(" ", 1)[0] == t), 6)
               for t in MODULE}
-    assert earned == {t: e for t, (e, _status) in journey["expected"].items()}
+    assert earned == {t: e for t, (e, _status) in journey["expected"].items()}, results["output"]
     for test in results["tests"]:
         if test["name"].split(" ", 1)[0] in UNTOUCHED:
             assert test["status"] == "failed" and NOT_IMPLEMENTED in test["output"], test
