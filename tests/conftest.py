@@ -18,8 +18,8 @@ SPREAD = {"tests/test_containment.py", "tests/test_sandbox.py"}
 # hundreds of tests in seconds). Seconds of one process, measured; the rest count as 0.
 SLOW_FILES = {"tests/test_class_regrade.py": 48, "tests/test_kill_matrix.py": 45, "tests/test_batch_intake.py": 25,
               "tests/test_pr_grading.py": 24, "tests/test_grading.py": 11, "tests/test_nbgrader.py": 11,
-              "tests/test_release.py": 10, "tests/test_seed.py": 10, "tests/test_feedback.py": 9,
-              "tests/test_packaging.py": 8, "tests/test_evidence.py": 7}
+              "tests/test_journey.py": 50, "tests/test_release.py": 30, "tests/test_seed.py": 10,
+              "tests/test_feedback.py": 9, "tests/test_packaging.py": 8, "tests/test_evidence.py": 7}
 SLOW_SPREAD_TEST_S = 5      # a test of a SPREAD file: most take a few seconds, of waiting
 
 
