@@ -5,9 +5,7 @@
 It looks, in every file of the release, for (lines compared whole, stripped):
 - a line of the reference solution inside a solution block (25 characters or more),
   unless the stubs give it (an equation in a docstring);
-- a solution or hidden-test marker (nbgrader's `### BEGIN SOLUTION`, `### BEGIN HIDDEN TESTS`),
-  except in an unchanged copy of an engine module (the engine ships whole; `new-unit`'s
-  scaffold writes markers into the units it creates; reference lines are still looked for);
+- a solution or hidden-test marker (nbgrader's `### BEGIN SOLUTION`, `### BEGIN HIDDEN TESTS`);
 - the name of a hidden test;
 - a line of a secret file of the unit (hidden suites, the lab's experiments: their inputs
   and tables), 25 characters or more, unless the same line is in a file that is meant to
@@ -74,14 +72,6 @@ def secret_material(unit) -> dict[str, set[str]]:
     return {"reference": reference - _py_lines(stubs), "hidden_names": hidden_names, "secret_lines": secret - shipped}
 
 
-def _engine_module(release: Path, path: Path, text: str) -> bool:
-    """Whether `path` is an engine module (autograder/, outside units/) exactly as this repository has it."""
-    rel = path.relative_to(release)
-    source = REPO / rel
-    return rel.parts[0] == "autograder" and "units" not in rel.parts and source.suffix == ".py" \
-        and source.is_file() and source.read_text(encoding="utf-8") == text
-
-
 def check(release: Path, unit) -> list[str]:
     material = secret_material(unit)
     names = re.compile(r"\b(" + "|".join(map(re.escape, sorted(material["hidden_names"]))) + r")\b") \
@@ -90,8 +80,7 @@ def check(release: Path, unit) -> list[str]:
     for path, text in _text_files(release):
         where = path.relative_to(release)
         lines = _lines(text)
-        if not _engine_module(release, path, text):
-            problems += [f"{where}: solution or hidden marker {m!r}" for m in MARKERS if m in text]
+        problems += [f"{where}: solution or hidden marker {m!r}" for m in MARKERS if m in text]
         problems += [f"{where}: reference line {line!r}" for line in sorted(material["reference"] & lines)]
         problems += [f"{where}: line of a secret file {line!r}" for line in sorted(material["secret_lines"] & lines)]
         if names:
