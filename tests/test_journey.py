@@ -162,7 +162,7 @@ def test_batch_as_a_folder_a_zip_a_github_zip_and_a_clone(journey, dist):
     assert set(rows) == {"folder", "zipped", "github", "clone"}, sorted(rows)
     wrong = {}
     for name, row in rows.items():
-        report = tmp / "out" / name / "score.json"
+        report = tmp / "out" / "students" / name / "score.json"
         got = per_topic(json.loads(report.read_text())) if report.is_file() else {}
         if got != journey["expected"]:
             wrong[name] = {"status": row["status"], "per topic": got}
