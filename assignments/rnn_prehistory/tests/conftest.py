@@ -34,7 +34,8 @@ HERE = Path(__file__).resolve().parent
 UNIT = "rnn_prehistory"     # the unit these tests belong to (their helpers are autograder.units.rnn_prehistory)
 GRADER_FIXTURES = "autograder_student_modules"     # the grader's plugin of module fixtures (grading/plugin.py)
 
-MODULES = ["bptt", "gate_derivative", "gru_lstm", "fault_injection", "beam_search", "bleu", "attention"]
+MODULES = ["bptt", "gate_derivative", "gru_lstm", "fault_injection", "beam_search", "bleu", "attention", "causality",
+           "inference_cost"]
 
 
 def pytest_addoption(parser, pluginmanager):

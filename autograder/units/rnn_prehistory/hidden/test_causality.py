@@ -1,0 +1,187 @@
+"""Hidden suite for causality.py [causality]: who may see whom, measured (oral-exam question 7).
+
+Expected values come from the reference solution (checked against torch autograd's
+Jacobian in tests/test_oracle_causality.py), from the helper maps' exact Jacobians, or
+from exact properties: a causal map's outputs do not move, bit for bit, when a future
+input moves. The student's birnn_forward runs with a correct rnn_forward in place of
+theirs (oracles.RNNForward), so a mistake in bptt.py is charged in bptt only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import (CheckFailed, MutationCheck, expect_array, expect_close, expect_not_mutated,
+                               expect_tuple)
+from autograder.i18n import _
+from autograder.units.rnn_prehistory.helpers.sequence_maps import LookaheadMap
+from autograder.units.rnn_prehistory.oracles import RNNForward
+
+STAND_IN = {"bptt.rnn_forward": RNNForward()}
+
+
+def rnn_weights(rng, D, H):
+    return rng.normal(size=(D, H)), rng.normal(size=(H, H)) * 0.5, rng.normal(size=H) * 0.1
+
+
+def birnn(causality):
+    return causality.birnn_forward.patched(STAND_IN)
+
+
+def moved_outputs(function, x, extra_args):
+    """The outputs of `function(x, *extra_args)` and, for every position s, with x[:, s] moved by a
+    random O(1) step: (y, [y_s for s in 0..T-1]), in one exchange with the worker."""
+    T = x.shape[1]
+    step = np.random.default_rng(T).normal(size=x.shape[::2])          # (N, D), the same at every s
+    probes = [x]
+    for s in range(T):
+        moved = x.copy()
+        moved[:, s] += step
+        probes.append(moved)
+    calls = getattr(function, "map", None)
+    replies = calls([(p, *extra_args) for p in probes]) if calls else [function(p, *extra_args) for p in probes]
+    return replies[0], replies[1:]
+
+
+def test_birnn_forward_matches_reference(causality, reference, rng):
+    for N, T, D, H in [(1, 1, 2, 3), (3, 5, 4, 3), (2, 8, 3, 5)]:
+        x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H)) * 0.5
+        fwd, bwd = rnn_weights(rng, D, H), rnn_weights(rng, D, H)
+        what = f"birnn_forward (N={N}, T={T}, D={D}, H={H})"
+        y = expect_array(birnn(causality)(x, h0, *fwd, *bwd), (N, T, 2 * H), what)
+        want = reference.causality.birnn_forward(x, h0, *fwd, *bwd)
+        expect_close(y[:, :, :H], want[:, :, :H], f"{what}: y[:, :, :H]", tol=1e-8,
+                     hint=_("the first H features are the forward pass, rnn_forward(x, h0, Wx_f, Wh_f, b_f)"))
+        expect_close(y[:, :, H:], want[:, :, H:], f"{what}: y[:, :, H:]", tol=1e-8,
+                     hint=_("the backward pass reads x from the end: rnn_forward(x[:, ::-1], h0, Wx_b, Wh_b, b_b), "
+                            "and its output is reversed again so that y[:, t] belongs to x[:, t]"))
+
+
+def test_self_attention_matches_reference(causality, reference, rng):
+    for N, T, D, Dk, Dv, scale in [(1, 1, 2, 2, 3, 1.0), (2, 6, 4, 3, 2, 1.0), (3, 5, 3, 4, 4, 1.0),
+                                   (2, 7, 3, 2, 3, 30.0)]:
+        x = rng.normal(size=(N, T, D)) * scale
+        Wq, Wk, Wv = rng.normal(size=(D, Dk)), rng.normal(size=(D, Dk)), rng.normal(size=(D, Dv))
+        for causal in (True, False):
+            what = f"self_attention (N={N}, T={T}, D={D}, Dk={Dk}, Dv={Dv}, causal={causal})"
+            y = expect_array(causality.self_attention(x, Wq, Wk, Wv, causal), (N, T, Dv), what)
+            if not np.all(np.isfinite(y)):
+                raise CheckFailed(_("{what}: the output contains nan or inf; subtract each row's maximum before exp "
+                                    "(masked entries are -inf, their exp is 0)").format(what=what))
+            expect_close(y, reference.causality.self_attention(x, Wq, Wk, Wv, causal), what, tol=1e-8,
+                         hint=_("e = q k^T / sqrt(Dk) with Dk the width of q and k; with causal=True the future "
+                                "(s > t) gets -inf before the softmax, so the visible weights still sum to 1"))
+
+
+def test_causal_maps_read_no_future_and_the_others_do(causality, rng, report_extras):
+    """Move one input x_s at a time: a causal map's outputs before s do not move at all."""
+    N, T, D, H = 3, 8, 3, 4
+    x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H)) * 0.5
+    fwd, bwd = rnn_weights(rng, D, H), rnn_weights(rng, D, H)
+    Wq, Wk, Wv = rng.normal(size=(D, 3)), rng.normal(size=(D, 3)), rng.normal(size=(D, 4))
+    maps = {
+        "rnn": (birnn(causality), (h0, *fwd, *bwd), slice(0, H)),
+        "birnn": (birnn(causality), (h0, *fwd, *bwd), slice(None)),
+        "causal_attention": (causality.self_attention, (Wq, Wk, Wv, True), slice(None)),
+        "open_attention": (causality.self_attention, (Wq, Wk, Wv, False), slice(None)),
+    }
+    measured = {}
+    for name, (function, args, features) in maps.items():
+        y, moved = moved_outputs(function, x, args)
+        y = np.asarray(y)[:, :, features]
+        D_map = np.zeros((T, T))
+        for s, y_s in enumerate(moved):
+            D_map[:, s] = np.max(np.linalg.norm(np.asarray(y_s)[:, :, features] - y, axis=2), axis=0)
+        measured[name] = D_map
+    report_extras["causality"] = {name: D_map.tolist() for name, D_map in measured.items()}
+
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    for name, what in (("rnn", _("the forward half of birnn_forward (a unidirectional RNN)")),
+                       ("causal_attention", _("self_attention with causal=True"))):
+        leaks = np.argwhere(future & (measured[name] != 0.0))
+        if leaks.size:
+            t, s = (int(i) for i in leaks[0])
+            raise CheckFailed(_("{what}: output {t} changed when only input {s} (a future position) moved; a causal "
+                                "map's outputs before s must stay exactly the same. Mask the scores of s > t with "
+                                "-inf before the softmax (not after it: the normaliser would still read the "
+                                "future), and check the mask is np.triu(..., k=1)").format(what=what, t=t, s=s))
+        if np.any(np.diag(measured[name]) == 0.0):
+            raise CheckFailed(_("{what}: some output does not read its own input x_t; the mask must leave the "
+                                "diagonal open (s <= t is visible)").format(what=what))
+    for name, what in (("birnn", "birnn_forward"), ("open_attention", _("self_attention with causal=False"))):
+        if measured[name][0, 1] == 0.0 or np.any(measured[name][future] == 0.0):
+            raise CheckFailed(_("{what}: some output did not change when a later input moved, but this map reads "
+                                "the whole sequence: position 0 already reads position 1. For the bidirectional "
+                                "RNN the backward pass must run from the end of the sequence; without the mask "
+                                "every position sees every position").format(what=what))
+
+
+def test_dependency_matrix_and_first_leak(causality, rng):
+    T, Din, K = 6, 2, 3
+    for lag, start in [(int(rng.integers(1, 4)), int(rng.integers(0, 3))), (0, 0), (-1, 1)]:
+        lookahead = LookaheadMap(A=rng.normal(size=(Din, K)), B=rng.normal(size=(Din, K)), lag=lag, start=start)
+        point = rng.normal(size=(T, Din))
+        what = f"dependency_matrix (LookaheadMap lag={lag}, start={start})"
+        D = causality.dependency_matrix(lookahead, point)
+        expect_not_mutated(causality, what)
+        D = expect_array(D, (T, T), what)
+        exact = lookahead.dependency(point)
+        if not np.allclose(D, exact, rtol=1e-5, atol=1e-7):
+            worst = np.unravel_index(np.argmax(np.abs(D - exact)), D.shape)
+            raise CheckFailed(_("{what}: D[{t}, {s}] = {got}, the exact Jacobian block norm is {want}. D[t, s] is "
+                                "the Frobenius norm of dy_t/dx_s: perturb x[s, d] (every d) by +h and -h on a copy "
+                                "and divide the change of y_t by 2h").format(
+                what=what, t=worst[0], s=worst[1], got=f"{D[worst]:.4g}", want=f"{exact[worst]:.4g}"))
+        causal, leak = expect_tuple(causality.is_causal(exact), 2, "is_causal")
+        want_leak = (start, start + lag) if lag > 0 else None
+        got_leak = None if leak is None else tuple(int(i) for i in leak)
+        if bool(causal) != (want_leak is None) or got_leak != want_leak:
+            raise CheckFailed(_("is_causal on a map whose first read of the future is {want}: returned ({causal}, "
+                                "{leak}). Scan rows t in order and, in each, s = t+1, t+2, ...; the first D[t, s] "
+                                "over the tolerance is the leak; only entries above the diagonal count").format(
+                want=want_leak, causal=causal, leak=got_leak))
+    # Round-off sized entries above the diagonal are no dependence; clear ones are.
+    noise = np.tril(np.ones((5, 5))) + np.triu(np.full((5, 5), 1e-12), k=1)
+    causal, leak = expect_tuple(causality.is_causal(noise), 2, "is_causal")
+    if not causal or leak is not None:
+        raise CheckFailed(_("is_causal: entries of 1e-12 above the diagonal are finite-difference round-off, not a "
+                            "dependence; compare with the tolerance (D[t, s] > tol), not with 0"))
+    noise[3, 4] = 1e-3
+    causal, leak = expect_tuple(causality.is_causal(noise), 2, "is_causal")
+    if causal or leak is None or tuple(int(i) for i in leak) != (3, 4):
+        raise CheckFailed(_("is_causal: an entry of 1e-3 at (3, 4) is a real dependence on the future; expected "
+                            "(False, (3, 4))"))
+
+
+def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report_extras):
+    """Random tokens: the past says nothing about the next one, the bidirectional states do."""
+    # Over 300 seeds the reference's ratio of the two errors is at most 0.67 (median 0.44).
+    N, T, V, E, H, n_train = 64, 12, 4, 4, 12, 40
+    tokens = rng.integers(0, V, size=(N, T))
+    x = rng.normal(size=(V, E))[tokens]
+    fwd, bwd = rnn_weights(rng, E, H), rnn_weights(rng, E, H)
+    states = reference.causality.birnn_forward(x, np.zeros((N, H)), *fwd, *bwd)
+    errors = {}
+    for name, features in (("birnn", states), ("rnn", states[:, :, :H])):
+        what = _("next_token_readout_error on the {name} states").format(name=name)
+        error = causality.next_token_readout_error(features, tokens, n_train)
+        expect_close(error, reference.causality.next_token_readout_error(features, tokens, n_train), what, tol=1e-6,
+                     hint=_("fit [y_t, 1] -> onehot(token t+1) on the first n_train sequences with np.linalg.lstsq "
+                            "(positions 0..T-2), then the mean over the other sequences and positions of the "
+                            "squared error summed over the V outputs"))
+        errors[name] = float(error)
+    report_extras["causality_readout"] = errors
+    if not errors["birnn"] < 0.8 * errors["rnn"]:
+        raise CheckFailed(_("the bidirectional states should read the next token far better than the forward ones "
+                            "(they saw it); your errors: {bi} against {uni}").format(
+            bi=f"{errors['birnn']:.3f}", uni=f"{errors['rnn']:.3f}"))
+
+
+def test_no_input_mutation(causality, rng):
+    N, T, D, H = 2, 4, 3, 2
+    check = MutationCheck(causality)
+    x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H))
+    check.call("birnn_forward", x, h0, *rnn_weights(rng, D, H), *rnn_weights(rng, D, H))
+    check.call("self_attention", x, rng.normal(size=(D, 2)), rng.normal(size=(D, 2)), rng.normal(size=(D, 2)), True)
+    check.call("dependency_matrix", LookaheadMap(A=rng.normal(size=(D, 2)), B=rng.normal(size=(D, 2))), x[0])
+    check.finish()
