@@ -23,13 +23,12 @@ def _results(failing=(), topics=None):
     return out
 
 
-def test_the_unit_maps_ten_questions_and_says_which_have_no_exercise():
+def test_the_unit_backs_all_ten_questions_with_exercises():
     exam = UNIT.oral_exam
     assert exam is not None and len(exam.questions) == 10
     assert all(q.text.get("en") and q.text.get("zh") for q in exam.questions)
     rows = readiness(exam, _results())
-    assert [r["status"] for r in rows].count("ready") == 9
-    assert [r["question"] for r in rows if r["status"] == "no exercise"] == [10]
+    assert [r["status"] for r in rows] == ["ready"] * 10
     assert all(r["tests"] for r in rows if r["status"] == "ready")
 
 
@@ -45,7 +44,7 @@ def test_questions_whose_tests_did_not_run_are_not_graded():
     rows = {r["question"]: r for r in readiness(UNIT.oral_exam, _results(topics={"gate_derivative"}))}
     assert rows[5]["status"] == "ready"
     assert rows[1]["status"] == rows[6]["status"] == rows[9]["status"] == "not graded"
-    assert rows[7]["status"] == "not graded" and rows[10]["status"] == "no exercise"
+    assert rows[7]["status"] == rows[10]["status"] == "not graded"
 
 
 def test_a_reference_to_a_test_not_in_the_rubric_fails_loudly(tmp_path):
@@ -65,6 +64,6 @@ def test_score_json_and_md_show_readiness(tmp_path):
     rows = {r["question"]: r for r in score["oral_exam"]}
     assert rows[5]["status"] == "not yet" and rows[5]["failing"]
     assert all(t.startswith("gate_derivative::") for t in rows[5]["failing"])
-    assert rows[1]["status"] == "not graded" and rows[10]["status"] == "no exercise"
+    assert rows[1]["status"] == rows[7]["status"] == rows[10]["status"] == "not graded"
     md = (tmp_path / "out" / "score.md").read_text()
-    assert "none of the 9 questions" in md or "| 5 |" in md
+    assert "none of the 10 questions" in md or "| 5 |" in md

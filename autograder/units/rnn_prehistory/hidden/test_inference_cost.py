@@ -1,0 +1,177 @@
+"""Hidden suite for inference_cost.py [inference_cost]: the inference bill, measured (oral-exam question 10).
+
+Expected values: the RNN step's equation; causal self-attention recomputed from scratch
+for every prefix (written here, checked against torch in tests/test_oracle_inference_cost.py
+with the reference); the bytes of float64 arrays of known shapes; the multiply-add formulas.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple
+from autograder.i18n import _
+from autograder.units.rnn_prehistory.oracles import CacheKeepingStep
+
+LENGTHS = (16, 64, 256, 1024)        # the T of the memory measurement
+FLOAT_BYTES = 8
+
+
+def causal_attention_from_scratch(x, Wq, Wk, Wv):
+    """y[:, t] = attention of token t over tokens 0..t, each prefix computed anew (no cache)."""
+    N, T, _ = x.shape
+    y = np.zeros((N, T, Wv.shape[1]))
+    for t in range(T):
+        prefix = x[:, : t + 1]
+        q, K, V = x[:, t] @ Wq, prefix @ Wk, prefix @ Wv
+        e = np.einsum("nk,ntk->nt", q, K) / np.sqrt(Wk.shape[1])
+        w = np.exp(e - e.max(axis=1, keepdims=True))
+        y[:, t] = np.einsum("nt,ntv->nv", w / w.sum(axis=1, keepdims=True), V)
+    return y
+
+
+def attention_weights(rng, D, Dk, Dv):
+    return rng.normal(size=(D, Dk)) * 0.5, rng.normal(size=(D, Dk)) * 0.5, rng.normal(size=(D, Dv))
+
+
+def rnn_weights(rng, D, H):
+    return rng.normal(size=(D, H)), rng.normal(size=(H, H)) * 0.5, rng.normal(size=H) * 0.1
+
+
+def test_rnn_decode_matches_the_recurrence(inference_cost, rng):
+    for N, T, D, H in [(1, 1, 2, 3), (3, 6, 4, 5), (2, 9, 3, 2)]:
+        x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H))
+        Wx, Wh, b = rnn_weights(rng, D, H)
+        what = f"rnn_decode_step (N={N}, D={D}, H={H})"
+        h1 = expect_array(inference_cost.rnn_decode_step(x[:, 0], h0, Wx, Wh, b), (N, H), what)
+        expect_close(h1, np.tanh(x[:, 0] @ Wx + h0 @ Wh + b), what, tol=1e-9,
+                     hint=_("h_t = tanh(x_t Wx + h_{t-1} Wh + b)"))
+        what = f"rnn_decode (N={N}, T={T}, D={D}, H={H})"
+        h, _held = expect_tuple(inference_cost.rnn_decode(x, h0, Wx, Wh, b), 2, what)
+        want, state = np.zeros((N, T, H)), h0
+        for t in range(T):
+            state = np.tanh(x[:, t] @ Wx + state @ Wh + b)
+            want[:, t] = state
+        expect_close(h, want, f"{what}: h", tol=1e-9,
+                     hint=_("carry the state from token to token: h[:, t] is the state after token t"))
+
+
+def test_attention_decode_equals_causal_attention_recomputed_every_step(inference_cost, rng):
+    for N, T, D, Dk, Dv in [(1, 1, 2, 2, 3), (2, 7, 4, 3, 2), (3, 12, 3, 4, 4)]:
+        x = rng.normal(size=(N, T, D))
+        weights = attention_weights(rng, D, Dk, Dv)
+        what = f"attention_decode (N={N}, T={T}, D={D}, Dk={Dk}, Dv={Dv})"
+        y, cache, _held = expect_tuple(inference_cost.attention_decode(x, *weights), 3, what)
+        expect_array(y, (N, T, Dv), f"{what}: y")
+        expect_close(y, causal_attention_from_scratch(x, *weights), f"{what}: y", tol=1e-9,
+                     hint=_("token t attends over the cached keys and values of tokens 0..t (its own pair "
+                            "appended first), with scores q_t . k_s / sqrt(Dk)"))
+        K, V = expect_tuple(cache, 2, f"{what}: cache")
+        expect_close(K, x @ weights[1], f"{what}: the cached keys", tol=1e-12,
+                     hint=_("cache the keys k_t = x_t Wk: a query is used once, by its own token, and is never "
+                            "cached"))
+        expect_close(V, x @ weights[2], f"{what}: the cached values", tol=1e-12)
+
+
+def test_the_cache_is_extended_not_rebuilt(inference_cost, rng):
+    """The step must attend over the cache it is given, and the loop must pass on the cache it got."""
+    N, D, Dk, Dv, t = 2, 3, 4, 2, 5
+    Wq, Wk, Wv = attention_weights(rng, D, Dk, Dv)
+    old_K, old_V = rng.normal(size=(N, t, Dk)), rng.normal(size=(N, t, Dv))   # any earlier keys and values
+    x_t = rng.normal(size=(N, D))
+    what = _("attention_decode_step with a cache of {t} tokens").format(t=t)
+    y_t, cache = expect_tuple(inference_cost.attention_decode_step(x_t, (old_K, old_V), Wq, Wk, Wv), 2, what)
+    K, V = expect_tuple(cache, 2, f"{what}: cache")
+    expect_array(K, (N, t + 1, Dk), f"{what}: K")
+    expect_array(V, (N, t + 1, Dv), f"{what}: V")
+    if not (np.array_equal(K[:, :t], old_K) and np.array_equal(V[:, :t], old_V)):
+        raise CheckFailed(_("{what}: the first {t} keys and values of the returned cache must be the ones you were "
+                            "given, unchanged: append this token's pair, do not recompute the others").format(
+            what=what, t=t))
+    expect_close(K[:, t], x_t @ Wk, f"{what}: the appended key", tol=1e-12,
+                 hint=_("append k_t = x_t Wk (the key, not the query)"))
+    expect_close(V[:, t], x_t @ Wv, f"{what}: the appended value", tol=1e-12)
+    want_K = np.concatenate([old_K, (x_t @ Wk)[:, None]], axis=1)
+    want_V = np.concatenate([old_V, (x_t @ Wv)[:, None]], axis=1)
+    e = np.einsum("nk,ntk->nt", x_t @ Wq, want_K) / np.sqrt(Dk)
+    w = np.exp(e - e.max(axis=1, keepdims=True))
+    expect_close(y_t, np.einsum("nt,ntv->nv", w / w.sum(axis=1, keepdims=True), want_V), f"{what}: y_t", tol=1e-9,
+                 hint=_("attend over every cached key and value, this token's included"))
+
+    x = rng.normal(size=(N, 6, D))
+    replies = inference_cost.attention_decode.patched({"inference_cost.attention_decode_step": CacheKeepingStep()})(
+        x, Wq, Wk, Wv)
+    y = expect_array(expect_tuple(replies, 3, "attention_decode")[0], (N, 6, Dv), "attention_decode: y")
+    if not np.all(np.isfinite(y)):
+        raise CheckFailed(_("attention_decode: some step got a cache that is not the one the previous step returned "
+                            "(rebuilt from the inputs, or copied). Recomputing the keys and values of the whole "
+                            "prefix at every token is the work a cache exists to save: pass each step's cache on "
+                            "to the next step as it is"))
+
+
+def test_held_bytes_constant_for_the_rnn_and_linear_for_the_cache(inference_cost, rng, report_extras):
+    N, D, H, Dk, Dv = 1, 8, 16, 8, 8
+    Wx, Wh, b = rnn_weights(rng, D, H)
+    Wq, Wk, Wv = attention_weights(rng, D, Dk, Dv)
+    longest = rng.normal(size=(N, max(LENGTHS), D))
+    rnn_held, cache_held = [], []
+    for T in LENGTHS:
+        x = longest[:, :T]
+        h, held = expect_tuple(inference_cost.rnn_decode(x, np.zeros((N, H)), Wx, Wh, b), 2, "rnn_decode")
+        held = expect_array(np.asarray(held), (T,), "rnn_decode: held_bytes")
+        if held[-1] != N * H * FLOAT_BYTES:
+            raise CheckFailed(_("rnn_decode: after {T} tokens the decoder holds {got} bytes; its state is one (N, H) "
+                                "float64 array, {want} bytes. Report state.nbytes of the state carried to the next "
+                                "token, not of the history of states").format(T=T, got=int(held[-1]),
+                                                                               want=N * H * FLOAT_BYTES))
+        rnn_held.append(int(held[-1]))
+        _y, cache, held = expect_tuple(inference_cost.attention_decode(x, Wq, Wk, Wv), 3, "attention_decode")
+        held = expect_array(np.asarray(held), (T,), "attention_decode: held_bytes")
+        K, V = expect_tuple(cache, 2, "attention_decode: cache")
+        if held[-1] != np.asarray(K).nbytes + np.asarray(V).nbytes:
+            raise CheckFailed(_("attention_decode: held_bytes[-1] = {got}, but the cache you returned holds {want} "
+                                "bytes (K.nbytes + V.nbytes)").format(got=int(held[-1]),
+                                                                      want=np.asarray(K).nbytes + np.asarray(V).nbytes))
+        cache_held.append(int(held[-1]))
+    report_extras["inference_cost"] = {"T": list(LENGTHS), "rnn_bytes": rnn_held, "cache_bytes": cache_held,
+                                       "bytes_per_cached_token": N * (Dk + Dv) * FLOAT_BYTES}
+    rnn_slope = np.polyfit(LENGTHS, rnn_held, 1)[0]
+    cache_slope, _intercept = np.polyfit(LENGTHS, cache_held, 1)
+    if abs(rnn_slope) > 1e-9:
+        raise CheckFailed(_("rnn_decode: the state grows with T ({slope} bytes per token); an RNN carries one "
+                            "fixed-size state whatever T is").format(slope=f"{rnn_slope:.3g}"))
+    want = N * (Dk + Dv) * FLOAT_BYTES
+    if abs(cache_slope - want) > 1e-6 * want:
+        raise CheckFailed(_("attention_decode: the cache grows by {slope} bytes per token; one token adds one key "
+                            "(Dk floats) and one value (Dv floats) per sequence: {want} bytes").format(
+            slope=f"{cache_slope:.4g}", want=want))
+
+
+def test_macs_per_token_match_the_formula(inference_cost, rng):
+    for _case in range(4):
+        D, H = (int(n) for n in rng.integers(1, 300, size=2))
+        got = inference_cost.rnn_macs_per_token(D, H)
+        if int(got) != D * H + H * H:
+            raise CheckFailed(_("rnn_macs_per_token(D={D}, H={H}) = {got}; x_t Wx is D*H multiply-adds and h Wh "
+                                "is H*H, the same at every token").format(D=D, H=H, got=got))
+    for t in (1, 2, 17, 1024):
+        D, Dk, Dv = (int(n) for n in rng.integers(1, 200, size=3))
+        got = inference_cost.attention_macs_per_token(t, D, Dk, Dv)
+        want = D * (2 * Dk + Dv) + t * (Dk + Dv)
+        if int(got) != want:
+            raise CheckFailed(_("attention_macs_per_token(t={t}, D={D}, Dk={Dk}, Dv={Dv}) = {got}, expected "
+                                "{want}: the three projections of x_t alone (earlier keys and values come from "
+                                "the cache), t scores of width Dk, and a weighted sum of t rows of width "
+                                "Dv").format(t=t, D=D, Dk=Dk, Dv=Dv, got=got, want=want))
+
+
+def test_no_input_mutation(inference_cost, rng):
+    N, T, D, H, Dk, Dv = 2, 4, 3, 3, 2, 2
+    check = MutationCheck(inference_cost)
+    x = rng.normal(size=(N, T, D))
+    check.call("rnn_decode_step", x[:, 0], rng.normal(size=(N, H)), *rnn_weights(rng, D, H))
+    check.call("attention_decode_step", x[:, 0], (rng.normal(size=(N, 2, Dk)), rng.normal(size=(N, 2, Dv))),
+               *attention_weights(rng, D, Dk, Dv))
+    check.call("rnn_decode", x, rng.normal(size=(N, H)), *rnn_weights(rng, D, H))
+    check.call("attention_decode", x, *attention_weights(rng, D, Dk, Dv))
+    check.finish()
