@@ -51,10 +51,13 @@ def is_causal(D, tol=CAUSAL_TOL):
 
 
 def next_token_readout_error(states, tokens, n_train):
-    N, T, K = states.shape
     V = int(tokens.max()) + 1
-    rows = lambda part: np.concatenate([states[part, :-1].reshape(-1, K), np.ones((len(range(N)[part]) * (T - 1), 1))], 1)
-    onehot = lambda part: np.eye(V)[tokens[part, 1:].reshape(-1)]
-    train, test = slice(0, n_train), slice(n_train, N)
-    W = np.linalg.pinv(rows(train)) @ onehot(train)
-    return float(np.sum((rows(test) @ W - onehot(test)) ** 2) / (len(range(N)[test]) * (T - 1)))
+
+    def features_and_targets(sequences):
+        rows = [np.append(states[n, t], 1.0) for n in sequences for t in range(states.shape[1] - 1)]
+        return np.array(rows), np.eye(V)[[tokens[n, t + 1] for n in sequences for t in range(states.shape[1] - 1)]]
+
+    train_x, train_y = features_and_targets(range(n_train))
+    test_x, test_y = features_and_targets(range(n_train, len(states)))
+    W = np.linalg.pinv(train_x) @ train_y
+    return float(np.mean(np.sum((test_x @ W - test_y) ** 2, axis=1)))

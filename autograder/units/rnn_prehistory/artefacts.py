@@ -40,14 +40,17 @@ import numpy as np
 import yaml
 
 from autograder.grading.rubric import SafeLoader
+from autograder.i18n import N_
 from autograder.reports.files import atomic_write
 from autograder.units.rnn_prehistory.fault_figure import render_fault_plot
 from autograder.units.rnn_prehistory.lab import record as lab_record
 from autograder.units.rnn_prehistory.lab.record import LabRecord
+from autograder.units.rnn_prehistory.sequence_figure import evidence_notes, render_sequence_plot
 
 TOPIC = "fault_injection"
 EVIDENCE_FILE = "evidence.yaml"
 PLOT_FILE = "fault_injection.png"
+SEQUENCE_PLOT_FILE = "sequence_models.png"     # causality and the inference bill (sequence_figure.py)
 
 # Seed 000, "Evidence": the learner's submission template (placeholders are <...>).
 TEMPLATE = """\
@@ -258,7 +261,8 @@ def build_evidence(lab: LabRecord, signals: dict, submission: Path, command: str
 
 
 def write_evidence(out_dir: Path, lab: LabRecord, signals: dict, submission: Path, command: str,
-                   grading_seed: int | None = None, tampered: list[str] | None = None) -> Path:
+                   grading_seed: int | None = None, tampered: list[str] | None = None,
+                   notes: list[str] = ()) -> Path:
     """Write <out_dir>/evidence.yaml (learn-llm.evidence.v1, filled) and return its path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -266,6 +270,9 @@ def write_evidence(out_dir: Path, lab: LabRecord, signals: dict, submission: Pat
     text = ("# learn-llm.evidence.v1, filled in by the autograder from this grading run\n"
             "# (the course notes' evidence template; actual = what your run_fault_injection measured).\n")
     text += yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    if notes:      # the template has no field for them: comments keep the document the template's
+        text += "# Also measured in this grading (oral-exam questions 7 and 10):\n"
+        text += "".join(f"#   {line}\n" for line in notes)
     path = out_dir / EVIDENCE_FILE
     atomic_write(path, text)
     return path
@@ -287,7 +294,7 @@ class Artefacts:
     the figure is drawn in a thread while the other topics are graded (the grader mostly
     waits for the worker then), and `write` collects it after grading."""
 
-    FILES = (EVIDENCE_FILE, PLOT_FILE)
+    FILES = (EVIDENCE_FILE, PLOT_FILE, SEQUENCE_PLOT_FILE)
     FIRST_TOPICS = (TOPIC,)
 
     def __init__(self, unit, topics: list[str], suite: str):
@@ -302,12 +309,21 @@ class Artefacts:
 
     def write(self, out_dir: Path, result, submission: Path, command: str) -> list[tuple[Path, str | None]]:
         """(path, caption for score.md or None) of every file written."""
+        written = []
+        try:
+            png = render_sequence_plot(result.extras)
+            if png is not None:
+                atomic_write(Path(out_dir) / SEQUENCE_PLOT_FILE, png)
+                written.append((Path(out_dir) / SEQUENCE_PLOT_FILE,
+                                N_("who reads whom (dependency matrices) and the bytes each decoder holds as T grows")))
+        except Exception as exc:  # noqa: BLE001 - a missing figure must not cost the score report
+            print(f"autograder: warning: no {SEQUENCE_PLOT_FILE}: {exc}", file=sys.stderr)
         drawing, self._drawing = self._drawing, None
         if lab_record.EXTRAS_KEY not in result.extras:
-            return []
+            return written
         lab = lab_record.of(result.extras)
-        written = [(write_evidence(out_dir, lab, result.signals, submission, command, result.seed,
-                                   result.tampered), None)]
+        written.insert(0, (write_evidence(out_dir, lab, result.signals, submission, command, result.seed,
+                                          result.tampered, evidence_notes(result.extras)), None))
         try:
             # a batch job's previous grading may have stopped before its `write`: its drawing is not this one
             png = drawing[1].result() if drawing is not None and drawing[0] is lab else render_fault_plot(lab)
