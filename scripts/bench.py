@@ -107,7 +107,7 @@ def nbgrader_row(tmp: Path, runs: int) -> dict:
         shutil.rmtree(tmp / "nbtmp", ignore_errors=True)
         (tmp / "nbtmp").mkdir()
 
-    return row("nbgrader autograde (7 notebooks)", [str(NBGRADER), "autograde", "rnn_prehistory", "--force"],
+    return row("nbgrader autograde (one notebook per topic)", [str(NBGRADER), "autograde", "rnn_prehistory", "--force"],
                runs, cwd=course, env=nbgrader_env(tmp), before=fresh_tmp)
 
 
@@ -115,7 +115,7 @@ def generated_class(root: Path, size: int) -> Path:
     """`size` submissions: the reference, the stubs and each mutant of the kill matrix, in turn."""
     modules = {"bptt": "bptt", "gate_derivative": "gate_derivative", "gru_lstm_step": "gru_lstm",
                "fault_injection": "fault_injection", "beam_attribution": "beam_search", "bleu": "bleu",
-               "attention": "attention"}
+               "attention": "attention", "causality": "causality", "inference_cost": "inference_cost"}
     variants = [("reference", SOLUTIONS, None), ("stubs", STUBS, None)]
     for spec_file in sorted((REPO / "tests" / "mutants").glob("*.yaml")):
         spec = yaml.safe_load(spec_file.read_text())
