@@ -7,9 +7,8 @@ import sys
 import numpy as np
 import pytest
 import torch
-from torch.utils.flop_counter import FlopCounterMode
-
 from helpers import SOLUTIONS
+from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(SOLUTIONS))
 import inference_cost  # noqa: E402  (the reference solution)

@@ -4,9 +4,8 @@ inference bill (question 10): drawn from what the hidden suites measured of the 
 from __future__ import annotations
 
 import yaml
-from PIL import Image
-
 from helpers import MATRIX, SOLUTIONS, grade, make_submission
+from PIL import Image
 from test_evidence import _same_fields
 
 from autograder.units.rnn_prehistory import artefacts

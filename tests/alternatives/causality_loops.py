@@ -2,9 +2,8 @@
 only ever looks at the visible prefix (no mask array), a leak scan in Python, and the
 readout by the pseudo-inverse instead of lstsq."""
 
-import numpy as np
-
 import bptt
+import numpy as np
 
 CAUSAL_TOL = 1e-8
 
