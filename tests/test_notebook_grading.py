@@ -30,7 +30,7 @@ def course_folder(tmp_path, monkeypatch):
     for rel, text in make_nbgrader.expected_course().items():
         if rel.endswith(".ipynb") and "/source/" in f"/{rel}":
             (folder / Path(rel).name).write_text(text)
-    assert len(list(folder.glob("*.ipynb"))) == 7
+    assert len(list(folder.glob("*.ipynb"))) == len(UNIT.topics)
     system_tmp = tmp_path / "tmp"
     system_tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
