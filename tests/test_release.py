@@ -226,3 +226,24 @@ def test_chinese_output_is_in_the_readmes_and_its_table_is_aligned(dist, tmp_pat
             ends[line] = _columns(match.group(0))
     assert any(line.startswith("总计") for line in ends) and len(ends) == len(UNIT.topics) + 2, ends
     assert len(set(ends.values())) == 1, "\n".join(f"{end:3d} {line}" for line, end in ends.items())
+
+
+@pytest.mark.parametrize("topic", ["causality", "inference_cost"])
+def test_the_sequence_topics_ship_as_stubs_and_grade_in_the_bundle_and_on_gradescope(dist, topic):
+    """Questions 7 and 10: the student gets the stub, its public test and the public rubric; the
+    grader bundle and the Gradescope zip hold the hidden suite and the reference as well."""
+    import zipfile
+
+    module, unit = UNIT.topic(topic).module, f"autograder/units/{UNIT.name}"
+    student = dist / "student"
+    stub = (student / UNIT.stubs / f"{module}.py").read_text()
+    assert "NotImplementedError" in stub and "### BEGIN SOLUTION" not in stub
+    assert (student / UNIT.stubs / "tests" / f"test_{topic}.py").is_file()
+    assert "graded_later:" in (student / unit / "rubric" / f"{topic}.yaml").read_text()
+    assert not (student / unit / "hidden" / f"test_{topic}.py").exists()
+    bundle = dist / "grader-bundle" / unit
+    assert (bundle / "hidden" / f"test_{topic}.py").is_file() and (bundle / "reference" / f"{module}.py").is_file()
+    with zipfile.ZipFile(dist / "gradescope.zip") as archive:
+        names = set(archive.namelist())
+    assert {f"grader/{unit}/hidden/test_{topic}.py", f"grader/{unit}/reference/{module}.py",
+            f"grader/{unit}/rubric/{topic}.yaml"} <= names

@@ -33,6 +33,13 @@ def test_inference_cost_fixed_vector(inference_cost):
         "{held}").format(n=N * H * 8, held=list(np.asarray(held)))
 
     Wq, Wk, Wv = rng.normal(size=(D, Dk)), rng.normal(size=(D, Dk)), rng.normal(size=(D, Dv))
+    y0, first = expect_tuple(inference_cost.attention_decode_step(x[:, 0], None, Wq, Wk, Wv), 2,
+                             "attention_decode_step")
+    expect_close(y0, x[:, 0] @ Wv, "attention_decode_step: the first token's output", tol=1e-9,
+                 hint=_("with one token in the cache its weight is 1: y_1 = v_1 = x_1 Wv"))
+    K1, V1 = expect_tuple(first, 2, "attention_decode_step: cache")
+    expect_array(K1, (N, 1, Dk), "attention_decode_step: K")
+    expect_array(V1, (N, 1, Dv), "attention_decode_step: V")
     y, cache, held = expect_tuple(inference_cost.attention_decode(x, Wq, Wk, Wv), 3, "attention_decode")
     expect_array(y, (N, T, Dv), "attention_decode: y")
     for n in range(N):
