@@ -11,7 +11,7 @@ import numpy as np
 
 from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple
 from autograder.i18n import _
-from autograder.units.rnn_prehistory.oracles import CacheKeepingStep
+from autograder.units.rnn_prehistory.oracles import DoubledCacheStep
 
 LENGTHS = (16, 64, 256, 1024)        # the T of the memory measurement
 FLOAT_BYTES = 8
@@ -99,15 +99,15 @@ def test_the_cache_is_extended_not_rebuilt(inference_cost, rng):
                  hint=_("attend over every cached key and value, this token's included"))
 
     x = rng.normal(size=(N, 6, D))
-    replies = inference_cost.attention_decode.patched({"inference_cost.attention_decode_step": CacheKeepingStep()})(
-        x, Wq, Wk, Wv)
+    step = {"inference_cost.attention_decode_step": DoubledCacheStep()}    # a correct step, its cache doubled
+    replies = inference_cost.attention_decode.patched(step)(x, Wq, Wk, Wv)
     y = expect_array(expect_tuple(replies, 3, "attention_decode")[0], (N, 6, Dv), "attention_decode: y")
-    if not np.all(np.isfinite(y)):
-        raise CheckFailed(_("attention_decode: some step got a cache that is not the one the previous step returned "
-                            "(rebuilt from the inputs, or copied). Recomputing the keys and values of the whole "
+    if not np.allclose(y, causal_attention_from_scratch(x, Wq, Wk, Wv), rtol=1e-9, atol=1e-12):
+        raise CheckFailed(_("attention_decode: with a correct attention_decode_step in place of yours, the outputs "
+                            "are not causal attention: some step was not handed the cache the previous step "
+                            "returned (rebuilt from the inputs?). Recomputing the keys and values of the whole "
                             "prefix at every token is the work a cache exists to save: pass each step's cache on "
                             "to the next step as it is"))
-
 
 def test_held_bytes_constant_for_the_rnn_and_linear_for_the_cache(inference_cost, rng, report_extras):
     N, D, H, Dk, Dv = 1, 8, 16, 8, 8
