@@ -7,6 +7,10 @@ function they replace, as the lab calls bptt), all in one real
 `python -m autograder batch --plan` run, so this exercises the class-grading path too.
 Whether the other tests of a topic score a mutant the same under every seed is
 test_kill_matrix_seeds.py's question (`make sweep`), which grades mutants on whole topics.
+
+A mutant's `diagnosis` (a phrase of the message that names its mistake) must be in the
+message of one of its killing tests, and no killing test may name another mistake of its
+topic: a diagnosis is said only when the suite checked it on the student's numbers.
 """
 
 from __future__ import annotations
@@ -24,6 +28,29 @@ def graded(tmp_path_factory):
     scores = grade_class(root, tmp_path_factory.mktemp("reports"), plan)
     assert len(scores) == len(CASES), f"graded {len(scores)} of {len(CASES)} submissions"
     return scores
+
+
+def named_diagnoses(topic: str, mutant: dict, tests: list) -> list:
+    """The diagnoses of `topic`'s mutants that the messages of `tests` name: the mutant's own
+    only where a test classed its failure as diagnosed; another mutant's wherever it appears."""
+    own = mutant.get("diagnosis")
+    phrases = {m["diagnosis"] for m in MATRIX[topic]["mutants"] if m.get("diagnosis")} - {own}
+    named = [p for p in sorted(phrases) if any(p in t["message"] for t in tests)]
+    if own and any(own in t["message"] and t["kind"] == "diagnosed" for t in tests):
+        named.insert(0, own)
+    return named
+
+
+def test_diagnosis_precision(graded, capsys):
+    """The rate of catalogued mutants whose report names their own mistake and no other."""
+    mutants = [(topic, m) for topic, spec in MATRIX.items() for m in spec["mutants"]]
+    right = [m["name"] for topic, m in mutants if "diagnosis" in m and named_diagnoses(
+        topic, m, next(t for t in graded["mutant", m["name"]]["topics"] if t["id"] == topic)["tests"])
+        == [m["diagnosis"]]]
+    with capsys.disabled():
+        print(f"\ndiagnosis precision: {len(right)} of {len(mutants)} catalogued mutants are told their own "
+              f"mistake and no other ({100 * len(right) / len(mutants):.0f} %)")
+    assert len(right) == sum("diagnosis" in m for _topic, m in mutants)
 
 
 def test_every_topic_has_a_kill_matrix():
@@ -51,6 +78,8 @@ def test_kill_matrix(graded, topic, kind, name):
                    for test in t["tests"] if test["id"].startswith("hidden::") and test["outcome"] != "passed"}
         assert not charged, f"mutant {name} of {topic} is charged again in {other}: {charged}"
     tests = {t["id"]: t for t in entry["tests"]}
+    assert named_diagnoses(topic, mutant, entry["tests"]) == ([mutant["diagnosis"]] if "diagnosis" in mutant else []), \
+        f"mutant {name} ({mutant['misconception']}) is told: {[t['message'] for t in entry['tests']]}"
     assert entry["earned"] < entry["possible"], f"mutant {name} got full marks"
     for test_id in mutant["killed_by"]:
         assert test_id in tests, f"killed_by names an unknown test {test_id}"

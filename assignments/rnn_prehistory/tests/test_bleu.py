@@ -45,8 +45,11 @@ def test_corpus_bleu_fixed_corpus(bleu):
     # trigrams 1/4 (on the mat), 4-grams 0/3. Same length: BP = 1.
     assert bleu.corpus_bleu([hyp], [[ref]]) == 0.0, _("without smoothing a zero 4-gram precision makes BLEU 0")
     expected_exp = (5 / 6 * 3 / 5 * 1 / 4 * 1 / 6) ** 0.25       # exp smoothing: p4 = 1 / (2 * 3)
-    assert math.isclose(bleu.corpus_bleu([hyp], [[ref]], smooth="exp"), expected_exp, rel_tol=1e-9), \
-        _("BLEU = BP * exp(mean of log p_n): the geometric mean of the precisions, not their average")
+    got = bleu.corpus_bleu([hyp], [[ref]], smooth="exp")
+    assert math.isclose(got, expected_exp, rel_tol=1e-9), \
+        _("corpus_bleu(smooth='exp') of 'the cat sat on the mat' is {got}, expected {expected}: BP = 1 and BLEU = "
+          "(5/6 * 3/5 * 1/4 * 1/6) ** (1/4), the geometric mean of p_1..p_4 with p_4 = 1/(2*3)").format(
+              got=f"{got:.10g}", expected=f"{expected_exp:.10g}")
     expected_bigram = (5 / 6 * 3 / 5) ** 0.5
     assert math.isclose(bleu.corpus_bleu([hyp], [[ref]], max_order=2), expected_bigram, rel_tol=1e-9), \
         _("max_order = 2 averages the logs of p_1 and p_2 only")
@@ -58,6 +61,6 @@ def test_corpus_bleu_fixed_corpus(bleu):
     two = bleu.corpus_bleu([hyp, _toks("a b c d")], [[ref], [_toks("x y"), _toks("a b c d")]])
     expected_two = (9 / 10 * 6 / 8 * 3 / 6 * 1 / 4) ** 0.25
     assert math.isclose(two, expected_two, rel_tol=1e-9), \
-        _("two-sentence corpus: got {got}, expected {expected}; sum the clipped matches and totals "
-          "over all sentences before dividing (not an average of sentence scores)").format(
+        _("two-sentence corpus: got {got}, expected {expected} = (9/10 * 6/8 * 3/6 * 1/4) ** (1/4), from the "
+          "clipped matches and totals summed over both sentences and c = r = 10").format(
               got=f"{two:.6f}", expected=f"{expected_two:.6f}")

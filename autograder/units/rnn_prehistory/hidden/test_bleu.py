@@ -16,6 +16,7 @@ import math
 from collections import Counter
 
 from autograder.checks import CheckFailed
+from autograder.isolation.sandbox import StudentCodeError
 from autograder.i18n import N_, _
 
 MODES = ("none", "floor", "add-k", "exp")
@@ -30,50 +31,70 @@ def close(a, b) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def expect_bleu(got, want, what, hint="", corpus=None):
+def expect_bleu(got, want, what, hint="", corpus=None, passed=()):
     """`corpus` = (hypotheses, references, max_order, smooth) of a corpus_bleu value: a wrong
-    value that one of the known wrong formulas gives on that corpus is named (instead of `hint`)."""
+    value that one of the known wrong formulas gives on that corpus is named (instead of `hint`);
+    `passed`: corpora (hyps, refs) of earlier cases the student got right, which refute a mistake
+    that would have failed them."""
     try:
         got = float(got)
     except (TypeError, ValueError):
         raise CheckFailed(_("{what} should be a float, got {type}").format(
             what=what, type=type(got).__name__)) from None
     if not close(got, want):
-        known = diagnose_bleu(got, *corpus) if corpus is not None and math.isfinite(got) else ""
-        hint = known or hint
+        known = diagnose_bleu(got, *corpus, passed=passed) if corpus is not None and math.isfinite(got) else ""
         message = _("{what} is {got}, expected {expected}").format(
             what=what, got=f"{got:.10g}", expected=f"{want:.10g}")
-        raise CheckFailed(_("{message}. {hint}").format(message=message, hint=hint) if hint else message,
-                          "diagnosed" if known else "value")
+        if known:
+            raise CheckFailed(_("{message}: {diagnosis}").format(message=message, diagnosis=known), "diagnosed")
+        raise CheckFailed(_("{message} ({why})").format(message=message, why=hint) if hint else message)
 
 
-def expect_corpus_bleu(bleu, hyps, refs, options, want, what, hint=""):
+def expect_corpus_bleu(bleu, hyps, refs, options, want, what, hint="", passed=()):
     """bleu.corpus_bleu(hyps, refs, **options) must be `want` (see expect_bleu)."""
     expect_bleu(bleu.corpus_bleu(hyps, refs, **options), want, what, hint,
-                corpus=(hyps, refs, options.get("max_order", 4), options.get("smooth", "none")))
+                corpus=(hyps, refs, options.get("max_order", 4), options.get("smooth", "none")), passed=passed)
 
 
 # ------------------------------------------------------------ wrong formulas, grader side
+# A diagnosis tests a hypothesis before it speaks: the suspected mistake is recomputed here,
+# on the same corpus, and named only when it reproduces the student's value (and the right
+# formula does not). Otherwise the message shows the case and both values, and claims nothing.
 def grams(tokens, n) -> Counter:
     return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
 
 
-def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_everywhere=False):
+def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_everywhere=False,
+                 no_brevity_penalty=False, first_reference_only=False, tie_by_list_order=False,
+                 best_single_reference=False, tie_longer=False, shortest_reference=False, inverted_ratio=False, arithmetic_mean=False):
     """Corpus BLEU written here from its definition (pooled clipped counts, closest reference
-    length, the four smoothing modes), with two known departures from it:
-    phantom: each sentence adds max(1, its n-gram count) to the total of order n, so a hypothesis
-        shorter than n counts one n-gram that does not exist (nltk's corpus_bleu does this);
-    add_one_everywhere: "add-k" adds 1 to the matches and the total of every order, unigrams
-        included (TensorFlow NMT's compute_bleu with smooth=True)."""
+    length, the four smoothing modes), or with one known departure from it:
+    phantom: each sentence adds max(1, its n-gram count) to the total of order n (nltk's corpus_bleu);
+    add_one_everywhere: "add-k" smooths the unigrams too (TensorFlow NMT's compute_bleu);
+    no_brevity_penalty: BP is left out (the course notes' formula);
+    first_reference_only: each hypothesis is scored against references[i][0] alone;
+    best_single_reference: clipped against whichever single reference gives the most matches;
+    tie_by_list_order: of two equally close reference lengths the one listed first wins (torchtext);
+    tie_longer: of two equally close reference lengths the longer one wins;
+    shortest_reference: r is the shortest reference length, not the closest;
+    inverted_ratio: BP = exp(1 - c/r);
+    arithmetic_mean: exp of the mean of the precisions (no log, the course notes' formula)."""
+    if first_reference_only:
+        refs = [rs[:1] for rs in refs]
     matches, totals, c, r = [0] * max_order, [0] * max_order, 0, 0
     for hyp, rs in zip(hyps, refs):
         c += len(hyp)
-        r += _closest_length(hyp, rs)
+        lengths = [len(x) for x in rs]
+        r += (min(lengths) if shortest_reference else
+              min(lengths, key=lambda n: abs(n - len(hyp))) if tie_by_list_order else
+              min(lengths, key=lambda n: (abs(n - len(hyp)), -n)) if tie_longer else _closest_length(hyp, rs))
         for n in range(1, max_order + 1):
             best = Counter()
             for ref in rs:
                 best |= grams(ref, n)                     # | keeps the larger count: max over references
             own = grams(hyp, n)
+            if best_single_reference:
+                best = max((grams(ref, n) for ref in rs), key=lambda counts: sum((own & counts).values()))
             matches[n - 1] += sum((own & best).values())  # & keeps the smaller count: the clip
             totals[n - 1] += max(1, sum(own.values())) if phantom else sum(own.values())
     if not any(matches):
@@ -92,26 +113,86 @@ def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_
             m = 1 / 2 ** zeros
         elif m == 0:
             return 0.0
-        log_sum += math.log(m / t)
-    bp = 1.0 if c >= r else 0.0 if c == 0 else math.exp(1 - r / c)
+        log_sum += m / t if arithmetic_mean else math.log(m / t)
+    ratio = c / r if inverted_ratio and r else r / c if c else 0.0
+    bp = 1.0 if no_brevity_penalty or c >= r else 0.0 if c == 0 else math.exp(1 - ratio)
     return bp * math.exp(log_sum / max_order)
 
 
-PHANTOM = N_("Your value matches a total of at least 1 n-gram per sentence and order: a hypothesis shorter than n "
-           "has no n-gram of order n and adds 0 to that order's total, not 1 (a max(1, ...) on the precision's "
-           "denominator, as in nltk's corpus_bleu, counts an n-gram that is not there)")
-ADD_ONE_EVERYWHERE = N_("Your value matches add-one smoothing on every order, (matches + 1) / (total + 1) for the "
-                      "unigrams too (as in TensorFlow NMT's compute_bleu); the add-k of corpus_bleu's docstring "
-                      "adds 1 to the matches and the total of the orders n >= 2 only: p_1 stays matches / total")
-WRONG_FORMULAS = ((dict(phantom=True), PHANTOM), (dict(add_one_everywhere=True), ADD_ONE_EVERYWHERE))
+def average_of_sentences(hyps, refs, max_order=4, smooth="none"):
+    """The mean of the sentences' BLEU scores instead of one score of the pooled statistics."""
+    return sum(bleu_variant([h], [r], max_order, smooth) for h, r in zip(hyps, refs)) / len(hyps)
 
 
-def diagnose_bleu(got, hyps, refs, max_order=4, smooth="none") -> str:
-    """The one known wrong formula whose value on this corpus is `got` (and differs from the right one), or ''."""
+PHANTOM = N_("your value matches a total of at least 1 n-gram per sentence and order: a hypothesis shorter than n "
+             "has no n-gram of order n and adds 0 to that order's total, not 1 (a max(1, ...) on the precision's "
+             "denominator, as in nltk's corpus_bleu, counts an n-gram that is not there)")
+ADD_ONE_EVERYWHERE = N_("your value matches add-one smoothing on every order, (matches + 1) / (total + 1) for the "
+                        "unigrams too (as in TensorFlow NMT's compute_bleu); the add-k of corpus_bleu's docstring "
+                        "adds 1 to the matches and the total of the orders n >= 2 only: p_1 stays matches / total")
+NO_BREVITY_PENALTY = N_("your value matches BLEU without the brevity penalty: here the hypotheses are shorter than "
+                        "their references, so BP = exp(1 - r/c) < 1 multiplies the geometric mean")
+FIRST_REFERENCE_ONLY = N_("your value matches scoring each hypothesis against its first reference only: clip against "
+                          "every reference of references[i] and take the closest of all their lengths")
+BEST_SINGLE_REFERENCE = N_("your value matches clipping against the one reference that matches best: clip each n-gram "
+                           "at its largest count in any reference, whichever reference that is for each n-gram")
+TIE_LONGER = N_("your value matches breaking a tie between two equally close reference lengths towards the longer "
+                "one: the shorter length wins")
+TIE_BY_LIST_ORDER = N_("your value matches breaking a tie between two equally close reference lengths by the order "
+                       "the references are listed in: the shorter length wins whichever reference comes first")
+SHORTEST_REFERENCE = N_("your value matches the shortest reference length as r: the effective reference length of a "
+                        "sentence is the one closest to the hypothesis length")
+INVERTED_RATIO = N_("your value matches a brevity penalty of exp(1 - c/r): the ratio is the reference length over the "
+                    "hypothesis length, exp(1 - r/c)")
+ARITHMETIC_MEAN = N_("your value matches exp of the mean of the precisions themselves: BLEU averages their logs, "
+                     "exp((1/N) sum log p_n), a geometric mean")
+SENTENCE_AVERAGE = N_("your value matches the mean of the sentences' BLEU scores: corpus BLEU pools the matches, "
+                      "totals and lengths over all sentences first and computes one score")
+STREAMS = N_("your value matches reading the references as streams, refs[k][i] = the k-th reference of hypothesis "
+             "i (zip(*references)): here references[i] is the list of references of hypothesis i")
+SMOOTHING_MODE = N_("your value matches smooth={used} where smooth={asked} was asked: check how your code reads the "
+                    "smooth argument and applies the rule of each mode")
+ROUNDING = N_("your value agrees with the expected one to {digits} significant digits only: compute in float64 "
+              "(Python floats, or numpy's default dtype), not float32")
+WRONG_FORMULAS = ((dict(phantom=True), PHANTOM), (dict(add_one_everywhere=True), ADD_ONE_EVERYWHERE),
+                  (dict(no_brevity_penalty=True), NO_BREVITY_PENALTY),
+                  (dict(first_reference_only=True), FIRST_REFERENCE_ONLY),
+                  (dict(best_single_reference=True), BEST_SINGLE_REFERENCE),
+                  (dict(tie_by_list_order=True), TIE_BY_LIST_ORDER), (dict(tie_longer=True), TIE_LONGER),
+                  (dict(shortest_reference=True), SHORTEST_REFERENCE), (dict(inverted_ratio=True), INVERTED_RATIO),
+                  (dict(arithmetic_mean=True), ARITHMETIC_MEAN))
+
+
+def known_mistakes(max_order, smooth):
+    """(diagnosis, value on a corpus (hyps, refs)) of every known mistake, for one max_order and smooth;
+    another smoothing mode in place of `smooth` is named by the mode alone ('exp')."""
+    mistakes = [(_(text), lambda h, r, v=variant: bleu_variant(h, r, max_order, smooth, **v))
+                for variant, text in WRONG_FORMULAS]
+    mistakes.append((_(SENTENCE_AVERAGE), lambda h, r: average_of_sentences(h, r, max_order, smooth)))
+    mistakes.append((_(STREAMS), lambda h, r: bleu_variant(h, [list(s) for s in zip(*r)], max_order, smooth)))
+    mistakes += [(repr(mode), lambda h, r, m=mode: bleu_variant(h, r, max_order, m)) for mode in MODES if mode != smooth]
+    return mistakes
+
+
+def diagnose_bleu(got, hyps, refs, max_order=4, smooth="none", passed=()) -> str:
+    """The one known mistake whose value on this corpus is `got` (and differs from the right
+    one) and that gives the right value on every corpus of `passed` (cases of the same test
+    the student got right), a float32 rounding of the right value, or ''. A wrong 0 is left
+    undiagnosed: too many mistakes end in a zero precision."""
     right = bleu_variant(hyps, refs, max_order, smooth)
-    fits = [text for variant, text in WRONG_FORMULAS
-            if not close(wrong := bleu_variant(hyps, refs, max_order, smooth, **variant), right) and close(got, wrong)]
-    return _(fits[0]) if len(fits) == 1 else ""
+    if got == 0:
+        return ""
+    fits = [text for text, value in known_mistakes(max_order, smooth)
+            if not close(wrong := value(hyps, refs), right) and close(got, wrong)
+            and all(close(value(h, r), bleu_variant(h, r, max_order, smooth)) for h, r in passed)]
+    modes = [fit for fit in fits if fit.startswith("'")]
+    if modes and len(modes) == len(fits):       # other modes that give the same value here: one mistake
+        return _(SMOOTHING_MODE).format(used=_(" or ").join(modes), asked=repr(smooth))
+    if len(fits) == 1:
+        return fits[0]
+    if not fits and right and 1e-9 < abs(got - right) / abs(right) < 1e-6:
+        return _(ROUNDING).format(digits=int(-math.log10(abs(got - right) / abs(right))))
+    return ""
 
 
 def random_corpus(rng, size, vocab):
@@ -168,50 +249,105 @@ def test_modified_precision_clipping(bleu, reference, rng):
     for hyp, refs, n, want in cases:
         got = bleu.modified_precision(toks(hyp), [toks(r) for r in refs], n)
         if not isinstance(got, (tuple, list)) or len(got) != 2 or tuple(got) != want:
-            why = _("clip each hypothesis n-gram count at its largest count in any single reference")
-            if want[1] == 0 and tuple(got) == (want[0], 1):
-                why = _("a hypothesis shorter than n has no n-gram of order n, so the total is 0, not at least 1 "
-                        "(corpus_bleu, not modified_precision, deals with an order whose pooled total is 0)")
-            raise CheckFailed(_("modified_precision({hyp}, {refs}, n={n}) returned {got}, expected {want}: "
-                                "{why}").format(hyp=repr(hyp), refs=refs, n=n, got=repr(got), want=want, why=why))
+            raise precision_mistake(got, want, f"modified_precision({hyp!r}, {refs}, n={n})")
     hyps, refs = random_corpus(rng, 6, 3)
     for hyp, rs in zip(hyps, refs):
         for n in (1, 2, 3):
             want = tuple(reference.bleu.modified_precision(hyp, rs, n))
             got = bleu.modified_precision(hyp, rs, n)
-            if tuple(got) != want:
-                raise CheckFailed(_("modified_precision on a random sentence (n={n}) returned {got}, expected "
-                                    "{want}").format(n=n, got=tuple(got), want=want))
+            if not isinstance(got, (tuple, list)) or len(got) != 2 or tuple(got) != want:
+                raise precision_mistake(got, want, _("modified_precision on a random sentence (n={n})").format(n=n))
+
+
+REDUCED_FRACTION = N_("your pair is the expected fraction reduced to lowest terms: return the two counts themselves "
+                      "(corpus_bleu adds them up over sentences, and reduced fractions do not add up)")
+PHANTOM_TOTAL = N_("a hypothesis shorter than n has no n-gram of order n, so the total is 0, not at least 1 "
+                   "(corpus_bleu, not modified_precision, deals with an order whose pooled total is 0)")
+
+
+def precision_mistake(got, want, call) -> CheckFailed:
+    """The failure of `call` returning `got` instead of the (clipped, total) pair `want`:
+    named when the pair is a known mistake's (checked on the numbers), neutral otherwise."""
+    message = _("{call} returned {got}, expected {want}").format(call=call, got=repr(got), want=want)
+    pair = tuple(got) if isinstance(got, (tuple, list)) and len(got) == 2 else None
+    known = ""
+    if pair and want[1] and all(isinstance(v, int) for v in pair) and pair != want and pair[1] \
+            and pair[0] * want[1] == want[0] * pair[1] and math.gcd(*pair) == 1:
+        known = _(REDUCED_FRACTION)
+    elif pair == (want[0], 1) and want[1] == 0:
+        known = _(PHANTOM_TOTAL)
+    if known:
+        return CheckFailed(_("{message}: {diagnosis}").format(message=message, diagnosis=known), "diagnosed")
+    return CheckFailed(_("{message} (clipped matches: each hypothesis n-gram counts at most as often as in the "
+                         "single reference that has it most often; total: every hypothesis n-gram)").format(
+        message=message))
+
+
+EMPTY_HYPOTHESIS = N_("an empty hypothesis (c = 0) gets BP = 0 when r > 0; test for c == 0 before dividing r by c")
 
 
 def test_brevity_penalty_edges(bleu):
     cases = [(0, 0, 1.0), (0, 5, 0.0), (5, 5, 1.0), (7, 5, 1.0), (3, 5, math.exp(1 - 5 / 3)),
              (1, 10, math.exp(-9.0)), (9, 10, math.exp(1 - 10 / 9))]
     for c, r, want in cases:
-        expect_bleu(bleu.brevity_penalty(c, r), want, f"brevity_penalty({c}, {r})",
-                    _("BP = 1 when c >= r, exp(1 - r/c) when 0 < c < r, and 0 for an empty hypothesis"))
+        what = f"brevity_penalty({c}, {r})"
+        try:
+            got = bleu.brevity_penalty(c, r)
+        except StudentCodeError as problem:
+            if c == 0 and problem.exc_type == "ZeroDivisionError":
+                raise CheckFailed(_("{what} raised ZeroDivisionError: {diagnosis}").format(
+                    what=what, diagnosis=_(EMPTY_HYPOTHESIS)), "diagnosed") from None
+            raise
+        inverted = math.exp(1 - c / r) if 0 < c < r else None
+        if inverted is not None and isinstance(got, (int, float)) and close(got, inverted) and not close(got, want):
+            raise CheckFailed(_("{what} is {got}, expected {expected}: {diagnosis}").format(
+                what=what, got=f"{got:.10g}", expected=f"{want:.10g}", diagnosis=_(INVERTED_RATIO)), "diagnosed")
+        expect_bleu(got, want, what, _("expected: BP = 1 when c >= r, exp(1 - r/c) when 0 < c < r, and 0 for an "
+                                       "empty hypothesis"))
 
 
 def test_closest_reference_length_tie_shorter(bleu):
     hyp = toks("a b c d e")
     # Reference lengths 4 and 6 are equally close to 5: the shorter (4) is used, so BP = 1.
-    refs = [toks("a b c d"), toks("a b c d e f")]
-    expect_corpus_bleu(bleu, [hyp], [refs], {}, 1.0,
-                       _("BLEU with references of lengths 4 and 6 for a 5-token hypothesis"),
-                       _("on a tie in |ref_len - hyp_len| take the shorter reference length (here 4, so no brevity "
-                         "penalty)"))
+    # Both ways round: an implementation that breaks ties by list order passes one of them only.
+    # A student who passed the first order cannot be breaking ties towards the longer length.
+    passed = []
+    for refs in ([toks("a b c d"), toks("a b c d e f")], [toks("a b c d e f"), toks("a b c d")]):
+        expect_corpus_bleu(bleu, [hyp], [refs], {}, 1.0,
+                           _("BLEU with references of lengths {lengths} for a 5-token hypothesis").format(
+                               lengths=" and ".join(str(len(r)) for r in refs)),
+                           _("expected: 4 and 6 are equally close to 5, the shorter length 4 is r, so BP = 1"),
+                           passed=passed)
+        passed.append(([hyp], [refs]))
     # The closest length, not the shortest: lengths 3 and 7 for a 6-token hypothesis -> r = 7.
     hyp = toks("a b c d e f")
     refs = [toks("x y z"), toks("a b c d e f g")]
+    # Across a corpus the shortest lengths (3 + 6) and the closest (7 + 6) give different penalties,
+    # and both differ from no penalty at all: c = 8, every n-gram matches.
+    hyps, refs2 = [hyp, toks("a b")], [refs, [toks("a b c d e f")]]
+    expect_corpus_bleu(bleu, hyps, refs2, {}, math.exp(1 - 13 / 8),
+                       _("corpus BLEU of a 6-token hypothesis (references of lengths 3 and 7) and a 2-token one "
+                         "(a reference of length 6)"), _("expected: every n-gram matches, c = 8 and r = 7 + 6"))
     expect_corpus_bleu(bleu, [hyp], [refs], {}, math.exp(1 - 7 / 6),
                        _("BLEU with references of lengths 3 and 7 for a 6-token hypothesis"),
-                       _("the effective reference length is the one closest to the hypothesis length (7 here), not "
-                         "the shortest"))
+                       _("expected: the closest reference length is 7, so BP = exp(1 - 7/6)"))
     # Nor the longest: lengths 5 and 9 for a 6-token hypothesis -> r = 5, BP = 1.
     refs = [toks("a b c d e"), toks("a b c d e f g h i")]
     expect_bleu(bleu.sentence_bleu(hyp, refs), 1.0, _("sentence_bleu with references of lengths 5 and 9 for a "
                 "6-token hypothesis"), _("the closest reference length is 5, so there is no brevity penalty"),
                 corpus=([hyp], [refs], 4, "none"))
+    # sentence_bleu passes its smoothing on: add-k changes a score where every order matches
+    # something, floor and exp one where the 4-grams have no match.
+    hyp, refs = toks("the cat sat on the mat"), [toks("the cat sat on a mat")]
+    expect_bleu(bleu.sentence_bleu(hyp, refs, smooth="add-k"), bleu_variant([hyp], [refs], 4, "add-k"),
+                _("sentence_bleu(smooth='add-k') of 'the cat sat on the mat'"),
+                _("expected: corpus_bleu([h], [refs], smooth='add-k')"), corpus=([hyp], [refs], 4, "add-k"))
+    refs = [toks("a cat sat"), toks("the cat is on the mat")]
+    for smooth in ("floor", "exp"):
+        expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth), bleu_variant([hyp], [refs], 4, smooth),
+                    _("sentence_bleu(smooth={smooth}) of a sentence without a matching 4-gram").format(
+                        smooth=repr(smooth)), _("expected: corpus_bleu([h], [refs], smooth={smooth})").format(
+                        smooth=repr(smooth)), corpus=([hyp], [refs], 4, smooth))
 
 
 def test_corpus_bleu_pools_statistics(bleu):
@@ -219,9 +355,7 @@ def test_corpus_bleu_pools_statistics(bleu):
     refs = [[toks("a b c d e f g h")], [toks("a b c d")]]
     # Pooled: p1 = 10/10, p2 = 8/8, p3 = 6/6, p4 = 5/5; c = 10, r = 12 -> BLEU = exp(1 - 12/10).
     expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 12 / 10), _("corpus BLEU of a 2-sentence corpus"),
-                       _("sum clipped matches, totals and lengths over the corpus first, then one BP * geometric "
-                         "mean (the short second sentence alone would score 0 at orders 3-4, and its own BP would "
-                         "be exp(-1))"))
+                       _("expected: pooled precisions 10/10, 8/8, 6/6, 5/5 and c = 10, r = 12"))
     hyps = [toks("the cat sat on the mat"), toks("the dog ran"), toks("a cat")]
     refs = [[toks("the cat is on the mat")], [toks("the dog ran away")], [toks("a cat"), toks("the cat sat")]]
     # Matches / totals: unigrams 5+3+2 / 6+3+2, bigrams 3+2+1 / 5+2+1, trigrams 1+1+0 / 4+1+0,
@@ -229,7 +363,7 @@ def test_corpus_bleu_pools_statistics(bleu):
     want = math.exp(1 - 12 / 11) * (10 / 11 * 6 / 8 * 2 / 5 * 1 / 6) ** 0.25
     expect_corpus_bleu(bleu, hyps, refs, {"smooth": "exp"}, want,
                        _("corpus BLEU (exp smoothing) of a 3-sentence corpus"),
-                       _("pool the counts over sentences; the reference length of 'a cat' is 2 (closest), not 3"))
+                       _("expected: pooled precisions 10/11, 6/8, 2/5, 1/(2*3) and c = 11, r = 12"))
 
 
 def _closest_length(hyp, refs) -> int:
@@ -319,6 +453,12 @@ def test_smoothing_modes_edge_cases(bleu):
 
 
 def test_per_hypothesis_reference_layout(bleu):
+    # Two references each, the good one in a different position: per hypothesis both sentences
+    # match perfectly (BLEU 1); read as streams, each would be scored against the wrong sentences.
+    hyps = [toks("a b c d"), toks("e f g h")]
+    refs = [[toks("p q"), toks("a b c d")], [toks("e f g h"), toks("r s")]]
+    expect_corpus_bleu(bleu, hyps, refs, {}, 1.0, _("corpus BLEU with two references per hypothesis"),
+                       _("expected: each hypothesis is one of its own references"))
     hyps = [toks("the cat sat on the mat"), toks("a dog ran in the park")]
     # references[i] holds the references of hypothesis i; the counts differ (3 and 1).
     refs = [[toks("the cat sat on a mat"), toks("a cat sat on the mat"), toks("the cat is on the mat")],
@@ -328,13 +468,5 @@ def test_per_hypothesis_reference_layout(bleu):
     want = (11 / 12 * 8 / 10 * 6 / 8 * 4 / 6) ** 0.25
     expect_corpus_bleu(bleu, hyps, refs, {}, want,
                        _("corpus BLEU with 3 references for sentence 1 and 1 for sentence 2"),
-                       _("references[i] is the list of references of hypothesis i (nltk's layout); do not read it as "
-                         "reference streams refs[k][i] (the other layout the module docstring warns about), e.g. "
-                         "with zip(*references)"))
-    # Two references each, the good one in a different position: per hypothesis both sentences
-    # match perfectly (BLEU 1); read as streams, each would be scored against the wrong sentences.
-    hyps = [toks("a b c d"), toks("e f g h")]
-    refs = [[toks("p q"), toks("a b c d")], [toks("e f g h"), toks("r s")]]
-    expect_corpus_bleu(bleu, hyps, refs, {}, 1.0, _("corpus BLEU with two references per hypothesis"),
-                       _("references[i] are the references of hypothesis i; transposing them scores 'a b c d' "
-                         "against 'p q' and 'e f g h'"))
+                       _("expected: references[i] is the list of references of hypothesis i, 3 for the first "
+                         "sentence and 1 for the second"))
