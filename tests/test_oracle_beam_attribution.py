@@ -229,3 +229,26 @@ def test_the_hidden_suites_exact_sequence_score_stand_in_is_exact(seed):
         for alpha in (0.0, 0.5, 1.0):
             assert math.isclose(exact(lm, tokens, lm.bos, alpha), product_score(lm, tokens, alpha),
                                 rel_tol=1e-12, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_hidden_suites_beam_variant_without_a_mistake_is_the_reference(seed):
+    """The grader-side beam search that diagnoses test their hypotheses with (hidden suite,
+    beam_variant) is the reference when no mistake is asked for."""
+    from autograder.units.rnn_prehistory.hidden import test_beam_attribution as suite
+
+    rng = np.random.default_rng(seed)
+    for V, width, L, alpha in [(3, 2, 4, 0.0), (4, 3, 3, 1.0), (3, 5, 3, 0.5)]:
+        lm = dyadic_ngram_lm(rng, V, order=2, levels=2)
+        eos = int(rng.integers(V))
+        assert suite.beam_variant(lm, eos, width, L, alpha) == bs.beam_search(lm, lm.bos, eos, width, L, alpha)
+
+
+def test_models_accept_a_prefix_of_any_sequence_type():
+    """The decision the docstrings document: a prefix should be a tuple, but the models grade
+    no type, so a list or an array gives the same row; what is not a sequence is refused."""
+    lm = BigramLM(np.log(np.array([[.1, .5, .4], [.4, .3, .3], [.9, .05, .05], [.1, .5, .4]])), bos=3)
+    row = lm((3, 1))
+    assert np.array_equal(lm([3, 1]), row) and np.array_equal(lm(np.array([3, 1])), row)
+    with pytest.raises(TypeError, match="sequence of token ids"):
+        lm(3)

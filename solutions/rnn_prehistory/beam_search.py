@@ -15,6 +15,8 @@ pick the fix):
 A language model is a callable `log_prob_fn(prefix) -> (V,)` array of next-token
 log-probabilities over the vocabulary 0..V-1, where `prefix` is a tuple of token ids that
 starts with `bos`: log p(v | bos, y_1, ..., y_{t-1}) = log_prob_fn((bos, y_1, ..., y_{t-1}))[v].
+Build it as (bos,) + tokens[:t]; the models of this course also accept any other sequence
+of ints (a list, an array), so the type of the prefix is never graded, only its contents.
 Token sequences (`tokens`) never contain bos; they end with eos when the decoder stopped.
 """
 

@@ -1,7 +1,8 @@
 """Small language models `log_prob_fn(prefix) -> (V,) log-probabilities` for beam search.
 
 `beam_search.py` decodes with any callable that maps a prefix -- a tuple of
-token ids starting with `bos` -- to the log-probabilities of the next token over a
+token ids starting with `bos` (any sequence of ints is accepted: the docstrings ask for a
+tuple, and nothing grades the type) -- to the log-probabilities of the next token over a
 vocabulary 0..V-1. The tests pass these models, so they are plain-data dataclasses
 (registered for the worker, which rebuilds them from their fields), deterministic,
 and cheap to call.
@@ -36,7 +37,8 @@ def _check_prefix(prefix, bos: int) -> tuple:
     try:
         prefix = tuple(int(t) for t in prefix)
     except TypeError:
-        raise TypeError(f"a prefix must be a tuple of token ids, got {type(prefix).__name__}") from None
+        raise TypeError(f"a prefix must be a sequence of token ids, e.g. (bos,) + tokens[:t], got "
+                        f"{type(prefix).__name__}") from None
     if not prefix or prefix[0] != bos:
         raise ValueError(f"a prefix must start with bos={bos} (got {prefix}): the model conditions on "
                          "(bos, y_1, ..., y_{t-1}), so pass (bos,) + tokens[:t]")

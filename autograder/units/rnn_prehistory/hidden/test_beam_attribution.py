@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from autograder.checks import CheckFailed
-from autograder.i18n import _
+from autograder.i18n import N_, _
+from autograder.isolation.sandbox import StudentCodeError
 from autograder.units.rnn_prehistory.helpers.language_models import (BigramLM, NGramLM, dyadic_ngram_lm, random_ngram_lm,
                                                random_positional_lm)
 from autograder.units.rnn_prehistory.oracles import ExactSequenceScore
@@ -92,8 +93,16 @@ def as_results(value, what):
     return out
 
 
-def compare_results(got, expected, what, beam_width=None):
+def compare_results(got, expected, what, beam_width=None, search=None, passed=()):
+    """`search` = (lm, eos, beam_width, max_len, alpha) of the call: a wrong result that one
+    known wrong beam search gives on the same model is named, unless that mistake would have
+    failed one of the `passed` searches (earlier calls of the test that the student got right)."""
     got = as_results(got, what)
+    if search is not None and got != as_results(expected, what):
+        known = diagnose_beam(got, *search, passed=passed)
+        if known:
+            raise CheckFailed(_("{what} returned {got}, expected {expected}: {diagnosis}").format(
+                what=what, got=_shown(got), expected=_shown(expected), diagnosis=known), "diagnosed")
     if beam_width is not None and len(got) > beam_width:
         raise CheckFailed(_("{what} returned {count} sequences for beam_width={beam_width}: every finished "
                             "hypothesis uses up one slot (budget = beam_width - len(finished))").format(
@@ -102,9 +111,15 @@ def compare_results(got, expected, what, beam_width=None):
     if sorted(got_tokens) != sorted(want_tokens):
         missing = [t for t in want_tokens if t not in got_tokens][:3]
         extra = [t for t in got_tokens if t not in want_tokens][:3]
-        raise CheckFailed(_("{what} returned {count} sequences, expected {expected}; missing e.g. {missing}, "
-                            "unexpected e.g. {extra}").format(what=what, count=len(got), expected=len(expected),
-                                                              missing=missing, extra=extra))
+        if not missing:
+            differ = _("nothing is missing, but it also returned {extra}").format(extra=_listed(extra))
+        elif not extra:
+            differ = _("it returned no unexpected sequence, but {missing} is missing").format(missing=_listed(missing))
+        else:
+            differ = _("{missing} is missing and {extra} should not be there").format(
+                missing=_listed(missing), extra=_listed(extra))
+        raise CheckFailed(_("{what} returned {count} sequences, expected {expected}: {differ}").format(
+            what=what, count=len(got), expected=len(expected), differ=differ))
     if got_tokens != want_tokens:
         i = next(i for i, (a, b) in enumerate(zip(got_tokens, want_tokens)) if a != b)
         raise CheckFailed(_("{what} returned the right sequences in the wrong order: position {i} holds {got}, "
@@ -117,6 +132,91 @@ def compare_results(got, expected, what, beam_width=None):
                                                           expected=f"{want:.10g}"))
 
 
+def _listed(sequences) -> str:
+    return ", ".join(str(s) for s in sequences)
+
+
+def _shown(results) -> str:
+    return "[" + ", ".join(f"({tokens}, {score:.4g})" for tokens, score in results[:4]) + \
+        (", ...]" if len(results) > 4 else "]")
+
+
+# ------------------------------------------------------- wrong beam searches, grader side
+# A diagnosis tests its hypothesis first: the suspected mistake is run here on the same model
+# and named only when it returns exactly the student's result (and the right search does not).
+def beam_variant(lm, eos, beam_width, max_len, alpha=0.0, fixed_budget=False, drops_live=False,
+                 keeps_eos_live=False, one_step_short=False, final_raw=False, prune_ties_in_generation_order=False,
+                 final_ties_in_finishing_order=False, ties_larger_first=False, final_ties_larger_first=False):
+    """The beam search of beam_search's docstring, or with one known departure from it."""
+    live, finished = [((), 0.0)], []
+    for _step in range(max_len - 1 if one_step_short else max_len):
+        budget = beam_width if fixed_budget else beam_width - len(finished)
+        if budget <= 0 or not live:
+            break
+        candidates = [(tokens + (v,), cum + float(p)) for tokens, cum in live
+                      for v, p in enumerate(lm((lm.bos,) + tokens))]
+        if prune_ties_in_generation_order:
+            candidates.sort(key=lambda c: -c[1])
+        elif ties_larger_first:
+            candidates.sort(key=lambda c: (c[1], c[0]), reverse=True)
+        else:
+            candidates.sort(key=lambda c: (-c[1], c[0]))
+        live = []
+        for tokens, cum in candidates[:budget]:
+            (finished if tokens[-1] == eos and not keeps_eos_live else live).append((tokens, cum))
+    results = finished if drops_live else finished + live
+    results = [(tokens, cum / len(tokens) ** alpha if tokens else 0.0, cum) for tokens, cum in results]
+    if final_raw:
+        results.sort(key=lambda r: (-r[2], r[0]))
+    elif final_ties_in_finishing_order:
+        results.sort(key=lambda r: -r[1])
+    elif final_ties_larger_first:
+        results.sort(key=lambda r: (r[1], r[0]), reverse=True)
+    else:
+        results.sort(key=lambda r: (-r[1], r[0]))
+    return [(tokens, score) for tokens, score, _cum in results]
+
+
+BEAM_MISTAKES = (
+    (dict(fixed_budget=True), N_("your result matches keeping beam_width candidates at every step: each finished "
+                                 "hypothesis takes one slot away (budget = beam_width - len(finished))")),
+    (dict(drops_live=True), N_("your result matches dropping the hypotheses still live after max_len steps: they "
+                               "count as finished (finished += live)")),
+    (dict(keeps_eos_live=True), N_("your result matches extending hypotheses past eos: one that ends in eos "
+                                   "leaves the beam and joins the finished ones")),
+    (dict(one_step_short=True), N_("your result matches max_len - 1 expansion steps: max_len counts the generated "
+                                   "tokens, eos included")),
+    (dict(final_raw=True), N_("your result matches a final ranking by the raw log-probability: the final ranking "
+                              "uses sequence_score with alpha")),
+    (dict(prune_ties_in_generation_order=True), N_("your result matches keeping tied candidates in the order they "
+                                                   "were generated when pruning: on a tie the lexicographically "
+                                                   "smaller token tuple goes first")),
+    (dict(final_ties_in_finishing_order=True), N_("your result matches leaving tied results in the order they "
+                                                  "finished: on a tie in the final ranking the lexicographically "
+                                                  "smaller token tuple goes first")),
+    (dict(ties_larger_first=True), N_("your result matches keeping the lexicographically larger token tuple on a "
+                                      "tie when pruning (a reversed sort of (score, tokens)): the smaller one goes "
+                                      "first")),
+    (dict(final_ties_larger_first=True), N_("your result matches putting the lexicographically larger token tuple "
+                                            "first on a tie in the final ranking (a reversed sort of (score, "
+                                            "tokens)): the smaller one goes first")),
+)
+
+
+def _same(a, b) -> bool:
+    return [t for t, _s in a] == [t for t, _s in b] and all(
+        math.isclose(x, y, rel_tol=TOL, abs_tol=TOL) for (_t, x), (_u, y) in zip(a, b))
+
+
+def diagnose_beam(got, lm, eos, beam_width, max_len, alpha, passed=()) -> str:
+    right = beam_variant(lm, eos, beam_width, max_len, alpha)
+    fits = [text for mistake, text in BEAM_MISTAKES
+            if not _same(wrong := beam_variant(lm, eos, beam_width, max_len, alpha, **mistake), right)
+            and _same(got, wrong)
+            and all(_same(beam_variant(*search, **mistake), beam_variant(*search)) for search in passed)]
+    return _(fits[0]) if len(fits) == 1 else ""
+
+
 # ----------------------------------------------------------------------------- tests
 def test_sequence_score_matches_direct_sum(beam_search, rng):
     for order, vocab in [(2, 4), (3, 5), (1, 3)]:
@@ -127,11 +227,44 @@ def test_sequence_score_matches_direct_sum(beam_search, rng):
             got = beam_search.sequence_score(lm, tokens, lm.bos, alpha)
             want = direct_score(lm, tokens, alpha)
             if not math.isclose(float(got), want, rel_tol=TOL, abs_tol=TOL):
-                raise CheckFailed(_("sequence_score of a length-{length} sequence (random model, alpha={alpha}) is "
-                                    "{got}, expected {expected}: each term conditions on bos and the tokens before "
-                                    "it, and the sum is divided by T**alpha with T = len(tokens)").format(
-                    length=length, alpha=alpha, got=f"{float(got):.8g}", expected=f"{want:.8g}"))
-    assert beam_search.sequence_score(lm, (), lm.bos, 1.0) == 0.0, _("an empty sequence scores 0.0")
+                what = _("sequence_score of a length-{length} sequence (random model, alpha={alpha}) is {got}, "
+                         "expected {expected}").format(length=length, alpha=alpha, got=f"{float(got):.8g}",
+                                                       expected=f"{want:.8g}")
+                known = diagnose_score(float(got), lm, tokens, alpha)
+                if known:
+                    raise CheckFailed(_("{what}: {diagnosis}").format(what=what, diagnosis=known), "diagnosed")
+                raise CheckFailed(_("{what} (each term conditions on bos and the tokens before it, and the sum is "
+                                    "divided by T**alpha with T = len(tokens))").format(what=what))
+    try:
+        empty = beam_search.sequence_score(lm, (), lm.bos, 1.0)
+    except StudentCodeError as problem:
+        if problem.exc_type != "ZeroDivisionError":
+            raise
+        raise CheckFailed(_("sequence_score of the empty sequence () raised ZeroDivisionError: {diagnosis}").format(
+            diagnosis=_(EMPTY_SEQUENCE)), "diagnosed") from None
+    assert empty == 0.0, _("sequence_score of the empty sequence () is {got}: an empty sequence scores 0.0").format(
+        got=empty)
+
+
+EMPTY_SEQUENCE = N_("an empty sequence scores 0.0 (T = 0: return 0.0 before dividing the empty sum by T**alpha)")
+SCORE_MISTAKES = (
+    (lambda lm, tokens, alpha: direct_score(lm, tokens), N_("your value matches the plain sum of the log-"
+                                                             "probabilities: divide it by T**alpha")),
+    (lambda lm, tokens, alpha: direct_score(lm, tokens) / (len(tokens) + 1) ** alpha,
+     N_("your value matches a division by (T + 1)**alpha: T = len(tokens) counts the generated tokens (eos "
+        "included), not bos")),
+    (lambda lm, tokens, alpha: sum(float(lm((lm.bos,) + tokens[:t + 1])[token]) for t, token in enumerate(tokens))
+     / len(tokens) ** alpha, N_("your value matches conditioning token t on tokens[:t+1], a prefix that already "
+                                "holds it: query log_prob_fn((bos,) + tokens[:t])")),
+)
+
+
+def diagnose_score(got, lm, tokens, alpha) -> str:
+    right = direct_score(lm, tokens, alpha)
+    fits = [text for wrong, text in SCORE_MISTAKES
+            if not math.isclose(value := wrong(lm, tokens, alpha), right, rel_tol=TOL, abs_tol=TOL)
+            and math.isclose(got, value, rel_tol=TOL, abs_tol=TOL)]
+    return _(fits[0]) if len(fits) == 1 else ""
 
 
 def _greedy_case(rng, vocab, order, max_len, reaches_eos: bool):
@@ -153,7 +286,7 @@ def test_greedy_is_beam_width_one(beam_search, rng):
         compare_results(beam_search.beam_search(lm, lm.bos, eos, 1, max_len, alpha),
                         [(tokens, direct_score(lm, tokens, alpha))],
                         _("beam_search with beam_width=1 (greedy decoding, max_len={max_len})").format(
-                            max_len=max_len), beam_width=1)
+                            max_len=max_len), beam_width=1, search=(lm, eos, 1, max_len, alpha))
 
 
 def test_wide_beam_equals_exhaustive_enumeration(beam_search, rng):
@@ -166,7 +299,8 @@ def test_wide_beam_equals_exhaustive_enumeration(beam_search, rng):
         got = beam_search.beam_search(lm, lm.bos, eos, len(expected), max_len, alpha)
         compare_results(got, expected, _("beam_search with beam_width={width} = the number of complete sequences "
                                          "(V={vocab}, max_len={max_len}, alpha={alpha})").format(
-            width=len(expected), vocab=vocab, max_len=max_len, alpha=alpha))
+            width=len(expected), vocab=vocab, max_len=max_len, alpha=alpha),
+            search=(lm, eos, len(expected), max_len, alpha))
 
 
 def test_beam_matches_reference_random_models(beam_search, reference, rng):
@@ -185,7 +319,7 @@ def test_beam_matches_reference_random_models(beam_search, reference, rng):
         compare_results(beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha), expected,
                         _("beam_search(beam_width={width}, max_len={max_len}, alpha={alpha}) on a random model "
                           "with {vocab} tokens").format(width=width, max_len=max_len, alpha=alpha, vocab=vocab),
-                        beam_width=width)
+                        beam_width=width, search=(lm, eos, width, max_len, alpha))
 
 
 def test_beam_ties_lexicographic(beam_search, reference, rng):
@@ -195,7 +329,8 @@ def test_beam_ties_lexicographic(beam_search, reference, rng):
     third = math.log(1.0 / v)
     compare_results(beam_search.beam_search(uniform, v, 0, 2, 3), [((0,), third), ((1, 0), third + third)],
                     _("beam_search(beam_width=2) on a uniform model with eos=0: (0,) and (1,) tie with (2,) at "
-                      "step 1 and win as the smaller tuples; then (1, 0) beats (1, 1), (1, 2)"))
+                      "step 1 and win as the smaller tuples; then (1, 0) beats (1, 1), (1, 2)"),
+                    search=(uniform, 0, 2, 3, 0.0))
     # A tie across parents: after step 1 the beam holds (2,) at -0.25 and (1,) at -0.5; then
     # (1, 1), (1, 2) and (2, 2) all reach -0.75 for 2 slots. The smaller tuples win, although
     # (2, 2) is generated first (its parent ranks higher).
@@ -203,7 +338,29 @@ def test_beam_ties_lexicographic(beam_search, reference, rng):
                                [-1.0, -0.5, -0.25]]), bos=3)
     compare_results(beam_search.beam_search(cross, 3, 0, 2, 2), [((1, 1), -0.75), ((1, 2), -0.75)],
                     _("beam_search(beam_width=2, max_len=2) with a three-way tie at -0.75 between (2, 2), (1, 1) "
-                      "and (1, 2) for two slots"), beam_width=2)
+                      "and (1, 2) for two slots"), beam_width=2, search=(cross, 0, 2, 2, 0.0))
+    # Ties in the final ranking, both ways round: a finished and a live hypothesis at -0.75
+    # when max_len runs out; the smaller tuple ranks first whichever finished first.
+    passed = []
+    for table, want in (([[-1.0, -1.0, -1.0], [-0.5, -4.0, -4.0], [-4.0, -4.0, -0.25], [-4.0, -0.25, -0.5]],
+                         [((1, 0), -0.75), ((2, 2), -0.75)]),
+                        ([[-1.0, -1.0, -1.0], [-4.0, -0.25, -4.0], [-0.5, -4.0, -4.0], [-4.0, -0.5, -0.25]],
+                         [((1, 1), -0.75), ((2, 0), -0.75)])):
+        final = BigramLM(np.array(table), bos=3)
+        compare_results(beam_search.beam_search(final, 3, 0, 2, 2), want,
+                        _("beam_search(beam_width=2, max_len=2) where {ended} ends in eos and {live} is still live, "
+                          "both at -0.75 (the final ranking breaks the tie: the smaller token tuple first)").format(
+                            ended=[t for t, _s in want if t[-1] == 0][0], live=[t for t, _s in want if t[-1] != 0][0]),
+                        beam_width=2, search=(final, 0, 2, 2, 0.0), passed=passed)
+        passed.append((final, 0, 2, 2, 0.0))
+    # The same tie under length normalisation: (1, 1, 1) live at max_len, -1.5 / 3, and (2, 0)
+    # finished at -1.0 / 2, with alpha = 1.
+    final3 = BigramLM(np.array([[-1.0, -1.0, -1.0], [-4.0, -0.5, -4.0], [-0.5, -4.0, -0.5],
+                                [-4.0, -0.5, -0.5]]), bos=3)
+    compare_results(beam_search.beam_search(final3, 3, 0, 2, 3, 1.0),
+                    reference.beam_search.beam_search(final3, 3, 0, 2, 3, 1.0),
+                    _("beam_search(beam_width=2, max_len=3, alpha=1) with a tie in the final ranking between a "
+                      "finished and a live hypothesis"), beam_width=2, search=(final3, 0, 2, 3, 1.0))
     # Dyadic scores: exact ties between different parents and lengths.
     for order, vocab, width, max_len in [(2, 3, 3, 4), (2, 4, 2, 4), (3, 3, 4, 3), (2, 4, 5, 3)]:
         lm = dyadic_ngram_lm(rng, vocab, order=order, levels=2)
@@ -212,28 +369,31 @@ def test_beam_ties_lexicographic(beam_search, reference, rng):
                         reference.beam_search.beam_search(lm, lm.bos, eos, width, max_len),
                         _("beam_search(beam_width={width}, max_len={max_len}) on a model with many exactly tied "
                           "scores (ties: the lexicographically smaller token tuple first, both when pruning and "
-                          "in the final ranking)").format(width=width, max_len=max_len), beam_width=width)
+                          "in the final ranking)").format(width=width, max_len=max_len), beam_width=width,
+                        search=(lm, eos, width, max_len, 0.0))
 
 
 def test_beam_edge_cases(beam_search, reference, rng):
     lm = random_positional_lm(rng, 4)
-    compare_results(beam_search.beam_search(lm, lm.bos, 0, 3, 0), [((), 0.0)], _("beam_search with max_len=0"))
+    compare_results(beam_search.beam_search(lm, lm.bos, 0, 3, 0), [((), 0.0)], _("beam_search with max_len=0"),
+                    search=(lm, 0, 3, 0, 0.0))
     # Width larger than the vocabulary, one step: every single token comes back, ranked.
     compare_results(beam_search.beam_search(lm, lm.bos, 0, 6, 1),
                     sorted((((t,), direct_score(lm, (t,))) for t in range(4)), key=lambda r: (-r[1], r[0])),
-                    "beam_search(beam_width=6, max_len=1)")
+                    "beam_search(beam_width=6, max_len=1)", search=(lm, 0, 6, 1, 0.0))
     # eos almost never: the live hypotheses after max_len are the result.
     rare = with_eos_weight(lm, 0, 1e-6)
     compare_results(beam_search.beam_search(rare, rare.bos, 0, 3, 4),
                     reference.beam_search.beam_search(rare, rare.bos, 0, 3, 4),
                     _("beam_search when no hypothesis ends in eos within max_len (the live ones count as "
                       "finished)"),
-                    beam_width=3)
+                    beam_width=3, search=(rare, 0, 3, 4, 0.0))
     # eos almost always: the beam fills with finished hypotheses and stops early.
     eager = with_eos_weight(lm, 0, 1e6)
     compare_results(beam_search.beam_search(eager, eager.bos, 0, 3, 5),
                     reference.beam_search.beam_search(eager, eager.bos, 0, 3, 5),
-                    _("beam_search when eos is the likeliest token everywhere"), beam_width=3)
+                    _("beam_search when eos is the likeliest token everywhere"), beam_width=3,
+                    search=(eager, 0, 3, 5, 0.0))
 
 
 def _attribute_error(beam_search):
