@@ -108,11 +108,14 @@ class MutationCheck:
     own tests charge it, and what depends on its result is skipped. A call that modifies an
     argument in place is named with that argument's name. `finish` fails on every function
     that modified an argument; when no call ran at all, it raises the first problem, so an
-    untouched stub does not earn the point."""
+    untouched stub does not earn the point. Nor does a function that computes nothing: one
+    whose numbers are all zeros or an argument handed back (a stub that returns zeros changes
+    nothing either)."""
 
     def __init__(self, module):
         self.module = module
         self.mutated: list[tuple[str, list[str]]] = []
+        self.idle: list[str] = []
         self.ran = 0
         self.first_problem: Exception | None = None
 
@@ -128,6 +131,8 @@ class MutationCheck:
         names = list(getattr(self.module, "last_mutated", []))
         if names:
             self.mutated.append((function, names))
+        if not _computes(result, args):
+            self.idle.append(function)
         return result
 
     @staticmethod
@@ -149,6 +154,31 @@ class MutationCheck:
                 changes="; ".join(parts), name=first))
         if not self.ran and self.first_problem is not None:
             raise self.first_problem
+        if self.idle:
+            raise CheckFailed(_("{functions} returned only zeros or an argument unchanged: the points for leaving "
+                                "the inputs unchanged go to functions that also compute their outputs").format(
+                functions=", ".join(dict.fromkeys(self.idle))))
+
+
+def _computes(result, args) -> bool:
+    """Whether a result holds a number the function computed: a nonzero array or number that
+    is not one of the arguments. Opaque values (cache handles) say nothing either way, so a
+    result made of them only counts as computed."""
+    numbers = []
+
+    def walk(value):
+        if isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v)
+        elif isinstance(value, np.ndarray) and value.dtype.kind in "fiub" or isinstance(value, (int, float)):
+            numbers.append(np.asarray(value))
+
+    walk(result)
+    if not numbers:
+        return True
+    given = [np.asarray(a) for a in args if isinstance(a, np.ndarray)]
+    return any(np.any(n != 0) and not any(n.shape == g.shape and np.array_equal(n, g) for g in given)
+               for n in numbers)
 
 
 def finite_differences_batched(losses, arrays, h: float = 1e-6) -> list[np.ndarray]:

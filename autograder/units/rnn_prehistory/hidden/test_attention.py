@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple
-from autograder.i18n import _
+from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple, rel_error
+from autograder.i18n import N_, _
 
 
 def params(rng, N, Tx, Dh, S, A, scale=1.0):
@@ -66,8 +66,11 @@ def normalisation_problem(alpha, args) -> tuple[str, bool]:
              "sum to {amount}").format(amount=amount)
     # Named only when exactly one fits: saturated scores can make two of them the same one-hot weights.
     fits = [diagnosis for weights, diagnosis in wrong_normalisations(s_prev, H, Wa, Ua, va, real)
-            if np.allclose(alpha, weights, rtol=1e-6, atol=1e-9)]
-    if len(fits) == 1:
+            if np.allclose(alpha, weights, rtol=1e-6, atol=1e-9, equal_nan=True)]
+    other = diagnose_attention(alpha, args) if fits else ""
+    if len(fits) == 1 and not other and not any(
+            np.allclose(attention_variant(*args[:6], **mistake), alpha, rtol=1e-6, atol=1e-9, equal_nan=True)
+            for mistake, _text in ATTENTION_MISTAKES):
         return f"{text}; {fits[0]}", True
     if np.all(np.abs(alpha.sum(axis=0)[real.any(axis=0)] - 1.0) <= SUM_TOL):
         return _("{text}; they sum to 1 over the batch axis instead (alpha[:, t] sums to 1): normalise over "
@@ -75,13 +78,80 @@ def normalisation_problem(alpha, args) -> tuple[str, bool]:
     return text, False
 
 
+# A diagnosis tests its hypothesis first: the suspected mistake is computed here on the same
+# inputs and named only when it gives the student's weights (and the right attention does not).
+def attention_variant(s_prev, H, Wa, Ua, va, mask=None, tanh_after_va=False, mask_inverted=False, fill=None,
+                      offset=None, no_max=False, max_includes_padding=False):
+    """alpha of additive attention written from its definition, or with one known mistake:
+    tanh_after_va: e = tanh((s_prev Wa + H Ua) . va); mask_inverted: mask True read as padding;
+    fill: padded scores set to `fill` (e.g. -1e9) instead of being left out of the softmax;
+    offset: `offset` (e.g. -1e9) added to the padded scores instead;
+    no_max: exp(e) without subtracting the row maximum; max_includes_padding: the maximum
+    taken over every position, padding included."""
+    pre = np.einsum("ns,sa->na", s_prev, Wa)[:, None, :] + np.einsum("ntd,da->nta", H, Ua)
+    e = np.tanh(np.einsum("nta,a->nt", pre, va)) if tanh_after_va else np.einsum("nta,a->nt", np.tanh(pre), va)
+    real = np.ones(e.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    real = ~real if mask_inverted else real
+    with np.errstate(all="ignore"):
+        if fill is not None or offset is not None:
+            z = np.where(real, e, fill if fill is not None else e + offset)
+            w = np.exp(z - z.max(axis=1, keepdims=True))
+            return w / w.sum(axis=1, keepdims=True)
+        z = np.where(real, e, -np.inf)
+        top = e.max(axis=1, keepdims=True) if max_includes_padding else z.max(axis=1, keepdims=True)
+        w = np.exp(z) if no_max else np.exp(z - np.where(np.isfinite(top), top, 0.0))
+        total = w.sum(axis=1, keepdims=True)
+        return np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+
+
+BIG_NEGATIVE = N_("your weights match padded scores filled with a big negative number (e.g. -1e9): a row "
+                  "whose positions are all masked then gets uniform weights over the padding; leave the "
+                  "padding out of the softmax (np.where(mask, e, -np.inf)) and give such a row zero weights")
+ATTENTION_MISTAKES = (
+    (dict(tanh_after_va=True), N_("your weights match scores computed as tanh((s_prev Wa + H Ua) . va): tanh comes "
+                                  "first, e = tanh(s_prev Wa + H Ua) . va")),
+    (dict(mask_inverted=True), N_("your weights match reading mask True as padding: True marks a real token")),
+    (dict(offset=-1e9), BIG_NEGATIVE),
+    (dict(fill=-1e9), BIG_NEGATIVE),
+    (dict(no_max=True), N_("your weights match exp(e) without subtracting the row maximum: exp overflows to inf for "
+                           "scores above ~709; softmax(e) = softmax(e - max e)")),
+    (dict(max_includes_padding=True), N_("your weights match a row maximum taken over the padding too: the real "
+                                         "positions then underflow to 0/0; take the maximum over the real "
+                                         "positions only")),
+)
+
+
+def diagnose_attention(alpha, args) -> str:
+    """The one known mistake whose weights on these inputs are the student's `alpha` (nan and
+    inf where theirs are), or ''."""
+    right = attention_variant(*args)
+    fits = {_(text) for mistake, text in ATTENTION_MISTAKES
+            if not np.allclose(wrong := attention_variant(*args, **mistake), right, rtol=1e-6, atol=1e-9,
+                               equal_nan=True) and np.allclose(alpha, wrong, rtol=1e-6, atol=1e-9, equal_nan=True)}
+    return fits.pop() if len(fits) == 1 else ""
+
+
+def expect_weights(alpha, want, args, what, tol):
+    """alpha must be the reference's weights `want`; a wrong one is named when a known mistake gives it."""
+    if np.all(np.isfinite(alpha)) and rel_error(alpha, want) <= tol:
+        return
+    known = diagnose_attention(alpha, args)
+    if known:
+        raise CheckFailed(_("{what}: alpha is wrong: {diagnosis}").format(what=what, diagnosis=known), "diagnosed")
+    expect_close(alpha, want, f"{what}: alpha", tol=tol)
+
+
 def call(attention, args, N, Tx, Dh, what):
     context, alpha = expect_tuple(attention.additive_attention(*args), 2, what)
     expect_array(context, (N, Dh), f"{what}: context")
     expect_array(alpha, (N, Tx), f"{what}: alpha")
     if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(context))):
-        raise CheckFailed(_("{what}: alpha or context contains nan or inf; subtract the row maximum of the real "
-                            "positions before exp, and avoid 0/0 in fully masked rows").format(what=what))
+        known = diagnose_attention(alpha, args)
+        if known:
+            raise CheckFailed(_("{what}: alpha or context contains nan or inf: {diagnosis}").format(
+                what=what, diagnosis=known), "diagnosed")
+        raise CheckFailed(_("{what}: alpha or context contains nan or inf (the softmax's weights are finite for "
+                            "scores of any size, and a fully masked row gets zero weights)").format(what=what))
     problem, named = normalisation_problem(alpha, args)
     if problem:
         raise CheckFailed(f"{what}: {problem}", "diagnosed" if named else "value")
@@ -102,8 +172,7 @@ def test_additive_attention_matches_reference(attention, reference, rng):
         what = f"additive_attention (N={N}, Tx={Tx}, Dh={Dh}, S={S}, A={A}, mask={'random' if masked else None})"
         context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
         want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
-        expect_close(alpha, want_alpha, f"{what}: alpha", tol=1e-8,
-                     hint=_("e[n, t] = tanh(s_prev[n] Wa + H[n, t] Ua) . va; tanh comes before the product with va"))
+        expect_weights(alpha, want_alpha, (s_prev, H, Wa, Ua, va, mask), what, tol=1e-8)
         expect_close(context, want_context, f"{what}: context", tol=1e-8,
                      hint=_("context[n] = sum_t alpha[n, t] H[n, t]"))
 
@@ -121,19 +190,26 @@ def test_masked_positions_get_exactly_zero_weight(attention, reference, rng):
     what = _("additive_attention with padding")
     context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
     if np.any(alpha[~mask] != 0.0):
+        known = diagnose_attention(alpha, (s_prev, H, Wa, Ua, va, mask))
+        if known:
+            raise CheckFailed(_("{what}: masked positions got weight up to {largest}: {diagnosis}").format(
+                what=what, largest=f"{np.max(np.abs(alpha[~mask])):.2e}", diagnosis=known), "diagnosed")
         raise CheckFailed(_("{what}: masked positions got weight up to {largest}; they must get exactly 0 (exclude "
-                            "them from the softmax instead of subtracting a big number or rescaling "
-                            "afterwards)").format(what=what, largest=f"{np.max(np.abs(alpha[~mask])):.2e}"))
+                            "them from the softmax)").format(what=what, largest=f"{np.max(np.abs(alpha[~mask])):.2e}"))
     if np.any(alpha[-1] != 0.0) or np.any(context[-1] != 0.0):
-        raise CheckFailed(_("{what}: a row whose positions are all masked must get zero weights and a zero "
-                            "context (not a uniform distribution over the padding, not nan)").format(what=what))
+        known = diagnose_attention(alpha, (s_prev, H, Wa, Ua, va, mask))
+        if known:
+            raise CheckFailed(_("{what}: a row whose positions are all masked got weights {weights}: {diagnosis}").format(
+                what=what, weights=np.array2string(alpha[-1], precision=3), diagnosis=known), "diagnosed")
+        raise CheckFailed(_("{what}: a row whose positions are all masked got weights {weights}; it must get zero "
+                            "weights and a zero context").format(what=what,
+                                                                 weights=np.array2string(alpha[-1], precision=3)))
     real_rows = slice(0, N - 1)
     if not np.allclose(alpha[real_rows].sum(axis=1), 1.0, atol=1e-12):
         raise CheckFailed(_("{what}: the weights of the real positions must sum to 1 in every row that has one "
                             "(renormalise over the real positions only)").format(what=what))
     want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
-    expect_close(alpha, want_alpha, f"{what}: alpha", tol=1e-6,
-                 hint=_("take the softmax over the real positions only, and subtract their maximum"))
+    expect_weights(alpha, want_alpha, (s_prev, H, Wa, Ua, va, mask), what, tol=1e-6)
     expect_close(context, want_context, f"{what}: context", tol=1e-6)
 
 
@@ -145,9 +221,7 @@ def test_softmax_stable_for_huge_scores(attention, reference, rng):
         what = _("additive_attention with va scaled by {scale}").format(scale=f"{scale:g}")
         context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
         want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
-        expect_close(alpha, want_alpha, f"{what}: alpha", tol=1e-6,
-                     hint=_("exp(e) overflows for scores near 1e3; softmax(e) = softmax(e - max e), so subtract the "
-                            "row maximum first"))
+        expect_weights(alpha, want_alpha, (s_prev, H, Wa, Ua, va, mask), what, tol=1e-6)
         expect_close(context, want_context, f"{what}: context", tol=1e-6)
 
 
