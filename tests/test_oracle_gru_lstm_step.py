@@ -323,3 +323,27 @@ def test_parameter_counts_of_spec_erratum_3():
     assert d_x * 3 * d_h + d_h * 3 * d_h + 3 * d_h == gru_one_bias
     assert gru_one_bias / lstm_one_bias == gru / lstm == 0.75         # 25 % fewer, not 33 %
     print(f"nn.LSTM(128, 256): {lstm} parameters, nn.GRU: {gru}; with one bias: {lstm_one_bias}, {gru_one_bias}")
+
+
+def test_hidden_suite_backward_variants_without_a_mistake_are_torch_autograd(hidden):
+    """The grader-side backward passes the diagnoses test their hypotheses with
+    (gru_backward_variant, lstm_backward_variant) are torch's gradients when no mistake is asked."""
+    worst = 0.0
+    for seed in SEEDS:
+        rng = np.random.default_rng(seed)
+        N, D, H = sizes(rng)
+        gru_args = (rng.normal(size=(N, D)), rng.normal(size=(N, H)), rng.normal(size=(D, 3 * H)),
+                    rng.normal(size=(H, 3 * H)), rng.normal(size=3 * H))
+        dnext = rng.normal(size=(N, H))
+        leaves = [t64(a, True) for a in gru_args]
+        torch_gru_step(*leaves).backward(t64(dnext))
+        worst = max([worst] + [maxdiff(g, leaf.grad) for g, leaf in
+                               zip(hidden.gru_backward_variant(dnext, *gru_args), leaves)])
+        args, (N, D, H) = lstm_case(rng)
+        dh, dc = rng.normal(size=(N, H)), rng.normal(size=(N, H))
+        leaves = [t64(a, True) for a in args]
+        th, tc = torch_lstm_step(*leaves)
+        (torch.sum(th * t64(dh)) + torch.sum(tc * t64(dc))).backward()
+        worst = max([worst] + [maxdiff(g, leaf.grad) for g, leaf in
+                               zip(hidden.lstm_backward_variant(dh, dc, *args), leaves)])
+    assert worst <= TOL, worst

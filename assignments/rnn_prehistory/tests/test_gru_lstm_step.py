@@ -139,10 +139,11 @@ def test_gru_step_forward_fixed_vector(gru_lstm):
 def test_gru_step_backward_fixed_vector(gru_lstm):
     _next_h, cache = gru_lstm.gru_step_forward(*fresh(X, PREV_H, GRU_WX, GRU_WH, GRU_B))
     dx, dprev_h, dWx, dWh, db = gru_lstm.gru_step_backward(*fresh(DNEXT_H), cache)
-    check("dx", dx, GRU_DX)
+    check("dx", dx, GRU_DX, _("dx = da Wx^T with da = [da_u, da_r, da_c], da_c = dnext_h * u * (1 - c~**2) and "
+                              "da_u = dnext_h * (c~ - prev_h) * u * (1 - u)"))
     check("dprev_h", dprev_h, GRU_DPREV_H, _("prev_h reaches next_h by four paths: (1 - u), r * prev_h, u and r"))
     check("dWx", dWx, GRU_DWX)
-    check("dWh", dWh, GRU_DWH, _("the candidate block of dWh is (r * prev_h)^T da_c, not prev_h^T da_c"))
+    check("dWh", dWh, GRU_DWH, _("the candidate block of dWh is (r * prev_h)^T da_c"))
     check("db", db, GRU_DB)
 
 
@@ -155,8 +156,10 @@ def test_lstm_step_forward_fixed_vector(gru_lstm):
 def test_lstm_step_backward_fixed_vector(gru_lstm):
     _next_h, _next_c, cache = gru_lstm.lstm_step_forward(*fresh(X, PREV_H, PREV_C, LSTM_WX, LSTM_WH, LSTM_B))
     dx, dprev_h, dprev_c, dWx, dWh, db = gru_lstm.lstm_step_backward(*fresh(DNEXT_H, DNEXT_C), cache)
-    check("dprev_c", dprev_c, LSTM_DPREV_C, _("next_c receives dnext_c plus dnext_h * o * (1 - tanh(next_c)**2)"))
-    check("dx", dx, LSTM_DX)
+    check("dprev_c", dprev_c, LSTM_DPREV_C, _("dprev_c = dc * f, where dc = dnext_c + dnext_h * o * "
+                                              "(1 - tanh(next_c)**2)"))
+    check("dx", dx, LSTM_DX, _("dx = da Wx^T with da stacked as i, f, o, g; the forget gate's part is "
+                               "dc * prev_c * f * (1 - f)"))
     check("dprev_h", dprev_h, LSTM_DPREV_H)
     check("dWx", dWx, LSTM_DWX)
     check("dWh", dWh, LSTM_DWH)

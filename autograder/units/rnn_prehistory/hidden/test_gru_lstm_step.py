@@ -170,6 +170,90 @@ def expect_forward(actual, expected, what, recognise):
     expect_close(actual, expected, what, tol=FORWARD_TOL)
 
 
+# ------------------------------------------------------- wrong backward passes, grader side
+# A diagnosis tests its hypothesis first: the suspected mistake is computed here on the same
+# inputs and named only when it gives every one of the student's gradients (and the right
+# backward pass does not).
+def gru_backward_variant(dnext_h, x, prev_h, Wx, Wh, b, candidate_misses_u=False, candidate_weight_on_prev_h=False,
+                         misses_reset_path=False, du_misses_old_state=False, sigmoid_as_tanh=False):
+    """The gradients (dx, dprev_h, dWx, dWh, db) of gru_step's docstring, or with one known mistake."""
+    H = prev_h.shape[1]
+    u = sigmoid(x @ blocks(Wx, H, 0) + prev_h @ blocks(Wh, H, 0) + blocks(b, H, 0))
+    r = sigmoid(x @ blocks(Wx, H, 1) + prev_h @ blocks(Wh, H, 1) + blocks(b, H, 1))
+    c = np.tanh(x @ blocks(Wx, H, 2) + (r * prev_h) @ blocks(Wh, H, 2) + blocks(b, H, 2))
+    du = dnext_h * (c if du_misses_old_state else c - prev_h)
+    da_c = dnext_h * (1 if candidate_misses_u else u) * (1 - c ** 2)
+    drh = da_c @ blocks(Wh, H, 2).T
+    da_u = du * (1 - u ** 2 if sigmoid_as_tanh else u * (1 - u))
+    da_r = drh * prev_h * r * (1 - r)
+    da = np.concatenate([da_u, da_r, da_c], axis=1)
+    dWh = np.concatenate([prev_h.T @ da[:, :2 * H], (prev_h if candidate_weight_on_prev_h else r * prev_h).T @ da_c],
+                         axis=1)
+    dprev_h = dnext_h * (1 - u) + (0 if misses_reset_path else drh * r) + da[:, :2 * H] @ Wh[:, :2 * H].T
+    return da @ Wx.T, dprev_h, x.T @ da, dWh, da.sum(axis=0)
+
+
+def lstm_backward_variant(dnext_h, dnext_c, x, prev_h, prev_c, Wx, Wh, b, df="prev_c", output_path="full",
+                          ungated_cell=False, order=EXERCISE_ORDER):
+    """The gradients (dx, dprev_h, dprev_c, dWx, dWh, db) of lstm_step's docstring, or with one
+    known mistake: df = dc * next_c or dc alone ("next_c", "none"); the cell's gradient from
+    next_h left out or without o ("none", "no_o"); dprev_c = dc; gate gradients stacked in `order`."""
+    H = prev_h.shape[1]
+    a = x @ Wx + prev_h @ Wh + b
+    i, f, o, g = sigmoid(a[:, :H]), sigmoid(a[:, H:2 * H]), sigmoid(a[:, 2 * H:3 * H]), np.tanh(a[:, 3 * H:])
+    next_c = f * prev_c + i * g
+    tanh_c = np.tanh(next_c)
+    through_h = {"full": dnext_h * o * (1 - tanh_c ** 2), "no_o": dnext_h * (1 - tanh_c ** 2), "none": 0}
+    dc = dnext_c + through_h[output_path]
+    parts = {"i": dc * g * i * (1 - i), "f": dc * {"prev_c": prev_c, "next_c": next_c, "none": 1}[df] * f * (1 - f),
+             "o": dnext_h * tanh_c * o * (1 - o), "g": dc * i * (1 - g ** 2)}
+    da = np.concatenate([parts[k] for k in order], axis=1)
+    return da @ Wx.T, da @ Wh.T, dc if ungated_cell else dc * f, x.T @ da, prev_h.T @ da, da.sum(axis=0)
+
+
+GRU_BACKWARD_MISTAKES = (
+    (dict(candidate_misses_u=True), N_("your gradients match a candidate gradient without the factor u: next_h = "
+                                       "u * c~ + (1 - u) * prev_h, so dc~ = dnext_h * u")),
+    (dict(candidate_weight_on_prev_h=True), N_("your gradients match dWh_c = prev_h^T da_c: the candidate's matmul "
+                                               "saw r * prev_h, so dWh_c = (r * prev_h)^T da_c")),
+    (dict(misses_reset_path=True), N_("your gradients match a dprev_h without the path through r * prev_h: add "
+                                      "d(r * prev_h) * r, one of the four uses of prev_h")),
+    (dict(du_misses_old_state=True), N_("your gradients match du = dnext_h * c~: (1 - u) * prev_h depends on u too, "
+                                        "so du = dnext_h * (c~ - prev_h)")),
+    (dict(sigmoid_as_tanh=True), N_("your gradients match tanh's derivative 1 - u^2 for the sigmoid gate u: "
+                                    "sigmoid' = u * (1 - u)")),
+)
+LSTM_BACKWARD_MISTAKES = (
+    (dict(df="next_c"), N_("your gradients match df = dc * next_c: next_c = f * prev_c + i * g, so df = dc * prev_c")),
+    (dict(df="none"), N_("your gradients match df = dc without the factor prev_c: next_c = f * prev_c + i * g, so "
+                         "df = dc * prev_c")),
+    (dict(output_path="none"), N_("your gradients match a cell gradient from dnext_c only: next_h = o * "
+                                  "tanh(next_c) adds dnext_h * o * (1 - tanh(next_c)^2) to it")),
+    (dict(output_path="no_o"), N_("your gradients match a cell gradient from next_h without the factor o: it is "
+                                  "dnext_h * o * (1 - tanh(next_c)^2)")),
+    (dict(ungated_cell=True), N_("your gradients match dprev_c = dc: the cell path multiplies the gradient by the "
+                                 "forget gate, dprev_c = dc * f")),
+    (dict(order=("i", "f", "g", "o")), N_("your gradients match the gate gradients stacked as i, f, g, o: stack them "
+                                          "in the forward pass's order i, f, o, g")),
+)
+
+
+def diagnose_backward(grads, variant, mistakes, args) -> str:
+    """The one known mistake whose gradients on these inputs are all of the student's `grads`, or ''."""
+    try:
+        grads = [np.asarray(g, dtype=float) for g in grads]
+        right = variant(*args)
+        fits = []
+        for mistake, text in mistakes:
+            wrong = variant(*args, **mistake)
+            if any(rel_error(w, r) > 1e-6 for w, r in zip(wrong, right)) and all(
+                    g.shape == w.shape and rel_error(g, w) <= 1e-6 for g, w in zip(grads, wrong)):
+                fits.append(_(text))
+    except (TypeError, ValueError):
+        return ""                       # gradients of the wrong shape or type: their own check says so
+    return fits[0] if len(fits) == 1 else ""
+
+
 # --------------------------------------------------------------------------- inputs
 def gru_inputs(rng, N=3, D=4, H=5):
     return (rng.normal(size=(N, D)), rng.normal(size=(N, H)), rng.normal(size=(D, 3 * H)) * 0.5,
@@ -212,6 +296,10 @@ def test_gru_step_backward_matches_finite_differences(gru_lstm, rng):
             expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"],
                              f"gru_step_backward (N={N}, D={D}, H={H})")
         except CheckFailed as failure:
+            mistake = diagnose_backward(grads, gru_backward_variant, GRU_BACKWARD_MISTAKES, (dnext, *args))
+            if mistake:
+                raise CheckFailed(_("{failure}: {diagnosis}").format(failure=failure, diagnosis=mistake),
+                                  "diagnosed") from None
             known = safely(lambda: recognise_gru(next_h, args))
             raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
                 failure=failure, known=known) if known else str(failure)) from None
@@ -278,9 +366,13 @@ def test_lstm_step_backward_matches_finite_differences(gru_lstm, rng):
         try:
             numeric = finite_differences_stacked(losses, list(args), FD_STEP)
             expect_gradients(grads, numeric, ["dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"],
-                             f"lstm_step_backward (N={N}, D={D}, H={H})",
-                             _("next_c receives dnext_c plus dnext_h * o * (1 - tanh(next_c)^2)"))
+                             f"lstm_step_backward (N={N}, D={D}, H={H})")
         except CheckFailed as failure:
+            mistake = diagnose_backward(grads, lstm_backward_variant, LSTM_BACKWARD_MISTAKES,
+                                        (dnext_h, dnext_c, *args))
+            if mistake:
+                raise CheckFailed(_("{failure}: {diagnosis}").format(failure=failure, diagnosis=mistake),
+                                  "diagnosed") from None
             known = safely(lambda: recognise_lstm(out[0], out[1], args))
             raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
                 failure=failure, known=known) if known else str(failure)) from None
