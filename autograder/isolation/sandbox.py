@@ -528,7 +528,8 @@ class Sandbox:
 
     # -------------------------------------------------------------------- calls
     def call(self, module: str, function: str, args: tuple, kwargs: dict, patches: dict | None = None):
-        """(result, names of the arguments it modified) of one call into student code."""
+        """(result, names of the arguments it modified, notes) of one call into student code;
+        notes: "aliased" (arguments the result hands back) and "warnings" (raised during the call)."""
         return self.call_many(module, function, [(args, kwargs)], patches)[0]
 
     def call_replaced(self, module: str, function: str, args: tuple, replace: dict, patches: dict | None = None,
@@ -597,7 +598,9 @@ class Sandbox:
         try:
             if not reply.get("ok"):
                 raise self._problem(module, function, reply)
-            return reply["result"], list(map(str, reply.get("mutated", [])))
+            notes = reply.get("notes") or {}
+            return reply["result"], list(map(str, reply.get("mutated", []))), \
+                {"aliased": list(map(str, notes.get("aliased", []))), "warnings": list(map(str, notes.get("warnings", [])))}
         except (wire.WireError, KeyError, TypeError, ValueError, RecursionError) as exc:
             raise StudentCodeError(_("{function}() sent back data the grader cannot read ({error}); return numpy "
                                      "arrays, numbers, tuples, lists or dicts").format(
@@ -661,12 +664,12 @@ class StudentFunction:
 
     def __call__(self, *args, **kwargs):
         if self._replace:
-            result, mutated = self._module._sandbox.call_replaced(self._module._name, self._name, args,
-                                                                  self._replace, self._patches)
-            self._module.last_mutated = mutated
-            return result
-        result, mutated = self._module._sandbox.call(self._module._name, self._name, args, kwargs, self._patches)
-        self._module.last_mutated = mutated
+            result, mutated, notes = self._module._sandbox.call_replaced(self._module._name, self._name, args,
+                                                                         self._replace, self._patches)
+        else:
+            result, mutated, notes = self._module._sandbox.call(self._module._name, self._name, args, kwargs,
+                                                                self._patches)
+        self._module.last_mutated, self._module.last_notes = mutated, notes
         return result
 
     def submit(self, *args) -> Pending:
@@ -680,8 +683,8 @@ class StudentFunction:
         failing call raises, as in that loop."""
         calls = [(tuple(args), {}) for args in arg_lists]
         replies = self._module._sandbox.call_many(self._module._name, self._name, calls, self._patches)
-        self._module.last_mutated = list(dict.fromkeys(name for _result, mutated in replies for name in mutated))
-        return [result for result, _ in replies]
+        self._module.last_mutated = list(dict.fromkeys(name for _result, mutated, _notes in replies for name in mutated))
+        return [reply[0] for reply in replies]
 
     def patched(self, patches: dict) -> "StudentFunction":
         """The same function, run with module attributes replaced, e.g.
@@ -705,6 +708,7 @@ class StudentModule:
     def __init__(self, sandbox: Sandbox, name: str):
         self._sandbox, self._name = sandbox, name
         self.last_mutated: list[str] = []   # names of the arguments the last call modified
+        self.last_notes: dict = {}          # of the last call: "aliased" arguments handed back, "warnings" raised
 
     def __getattr__(self, name: str) -> StudentFunction:
         if name.startswith("_"):

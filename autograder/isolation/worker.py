@@ -32,6 +32,7 @@ import resource
 import signal
 import sys
 import traceback
+import warnings
 
 import numpy as np
 
@@ -256,10 +257,15 @@ def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_c
     snaps = [_snapshot(a) for a in args] + [_snapshot(v) for v in kwargs.values()]
     names = _argument_names(fn, len(args)) + list(kwargs)
     try:
-        result = fn(*args, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:   # a docstring may rule warnings out
+            warnings.simplefilter("always")
+            result = fn(*args, **kwargs)
     except BaseException as exc:  # noqa: BLE001
         return _error("exception", exc)
     mutated = _changed(names, snaps)
+    shown = tuple(v for i, v in enumerate(result) if i not in keep) if keep and isinstance(result, tuple) else result
+    notes = {"aliased": _aliased(shown, names, list(args) + list(kwargs.values())),
+             "warnings": [f"{w.category.__name__}: {w.message}" for w in caught[:3]]}
     if keep and isinstance(result, tuple):
         result = tuple(_keep(v) if i in keep else v for i, v in enumerate(result))
     try:
@@ -269,7 +275,32 @@ def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_c
                 "message": f"{name}() returned {exc}, which the grader cannot read"}
     except BaseException as exc:  # noqa: BLE001 - e.g. a __float__ that raises
         return _error("exception", exc)
-    return {"ok": True, "result": payload, "mutated": mutated}
+    return {"ok": True, "result": payload, "mutated": mutated, "notes": notes}
+
+
+def _aliased(result, names: list, args: list) -> list:
+    """The names of the arguments that the result hands back, whole or in part: an argument
+    itself, one of its dict values or list items, or an array sharing its memory. (Kept cache
+    elements are left out by the caller: a cache may hold its inputs.)"""
+    def parts(value, depth=0):
+        yield value
+        if depth < 2 and isinstance(value, (tuple, list)):
+            for v in value:
+                yield from parts(v, depth + 1)
+        elif depth < 2 and isinstance(value, dict):
+            for v in value.values():
+                yield from parts(v, depth + 1)
+
+    given = [(name, list(parts(a))) for name, a in zip(names, args)]
+    found = []
+    for r in parts(result):
+        if isinstance(r, (int, float, str, bool, type(None))):
+            continue
+        for name, pieces in given:
+            if name not in found and any(r is p or isinstance(r, np.ndarray) and isinstance(p, np.ndarray)
+                                         and np.may_share_memory(r, p) for p in pieces):
+                found.append(name)
+    return found
 
 
 def serve(fd_in: int, fd_out: int) -> None:
