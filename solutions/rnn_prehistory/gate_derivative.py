@@ -112,7 +112,8 @@ def cell_gradient_norms(fs):
         norms[k-1] = max_n || dc_T/dc_{T-k} ||_2 = max_n max_i | prod_{t=T-k+1..T} f_t[n, i] |
 
     Inputs:
-    - fs: gate values of shape (T, N, H); fs[t-1] is f_t for N chains of H units
+    - fs: gate values of shape (T, N, H); fs[t-1] is f_t for N chains of H units. Any real
+      values are allowed (a sigmoid gives (0, 1), but the norm takes |.| of any product)
 
     Returns:
     - norms: array of shape (T,), norms[k-1] for k = 1..T

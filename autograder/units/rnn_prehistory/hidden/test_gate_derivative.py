@@ -11,8 +11,8 @@ with an explicit product of H x H Jacobian matrices and their spectral norms
 import numpy as np
 
 from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple, \
-    finite_differences_stacked, norm_rel_error
-from autograder.i18n import _
+    finite_differences_stacked, norm_rel_error, rel_error
+from autograder.i18n import N_, _
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. The circuit is bilinear, so central
 # differences are exact up to rounding: the reference stays below 2e-9 for the backward pass
@@ -96,18 +96,74 @@ def test_forget_gate_jacobian_is_diag_f(gate_derivative, reference, rng):
                                     n=n, error=f"{err:.1e}"))
 
 
+# A diagnosis tests its hypothesis first: the suspected mistake is computed here on the same
+# gates and named only when it gives the student's norms (and the right norms differ).
+def norms_variant(fs, first_k=False, frobenius=False, batch_mean=False, from_k0=False, mean_gate_power=False,
+                  signed=False, signed_max=False):
+    """cell_gradient_norms of its docstring, or with one known mistake."""
+    T = fs.shape[0]
+    if mean_gate_power:
+        products = np.abs(fs).mean(axis=0)[None] ** np.arange(1, T + 1)[:, None, None]
+    else:
+        products = np.cumprod(fs if first_k else fs[::-1], axis=0)
+    if frobenius:
+        norms = np.sqrt((products ** 2).sum(axis=2)).max(axis=1)
+    elif batch_mean:
+        norms = np.abs(products).max(axis=2).mean(axis=1)
+    elif signed:
+        norms = products.max(axis=(1, 2))
+    elif signed_max:
+        norms = np.abs(products.max(axis=(1, 2)))
+    else:
+        norms = np.abs(products).max(axis=(1, 2))
+    return np.concatenate([[1.0], norms[:-1]]) if from_k0 else norms
+
+
+NORMS_MISTAKES = (
+    (dict(first_k=True), N_("your norms match the product of the FIRST k gates (f_1 to f_k): dc_T/dc_{T-k} "
+                            "multiplies the LAST k, f_T back to f_{T-k+1}")),
+    (dict(frobenius=True), N_("your norms match the Frobenius norm of each chain: the spectral norm of a diagonal "
+                              "matrix is its largest |entry|")),
+    (dict(batch_mean=True), N_("your norms match the mean over the batch: norms[k-1] is the largest over the batch "
+                               "(max_n)")),
+    (dict(from_k0=True), N_("your norms match norms[0] = 1 (k = 0, no gate): norms[k-1] is k gates back, k = 1..T")),
+    (dict(mean_gate_power=True), N_("your norms match the mean gate to the power k: multiply the actual gates, "
+                                    "which differ from step to step")),
+    (dict(signed=True), N_("your norms match the largest signed product: a norm takes |.|, and gate values of any "
+                           "sign are allowed, so take the largest |product|")),
+    (dict(signed_max=True), N_("your norms match |largest signed product|: the norm is the largest |product|, "
+                               "e.g. |-0.9| beats 0.5")),
+)
+
+
+def diagnose_norms(norms, fs) -> str:
+    right = norms_variant(fs)
+    fits = {_(text) for mistake, text in NORMS_MISTAKES
+            if rel_error(wrong := norms_variant(fs, **mistake), right) > 1e-9 and rel_error(norms, wrong) <= 1e-9}
+    return fits.pop() if len(fits) == 1 else ""
+
+
 def test_cell_gradient_norms_matches_explicit_jacobian_product(gate_derivative, rng):
-    for T, N, H in [(6, 3, 4), (1, 2, 3), (9, 1, 2)]:
-        fs = gates(rng, (T, N, H))
+    # The last two cases: gates of any sign and size (the docstring allows any real values), so
+    # a norm without |.| shows; in the fixed one every product two steps back is negative, so a
+    # |maximum of signed products| shows too: -1.6 and -0.77, norm 1.6, not 0.77.
+    signed_fixed = np.array([[[0.5, -0.9]], [[-2.0, 1.1]], [[0.8, -0.7]]])
+    for T, N, H, signed in [(6, 3, 4, False), (1, 2, 3, False), (9, 1, 2, False), (3, 1, 2, True), (5, 3, 3, True)]:
+        if signed:
+            fs = signed_fixed.copy() if T == 3 else rng.normal(size=(T, N, H)) * 1.5
+        else:
+            fs = gates(rng, (T, N, H))
         if T == 9:
             fs[:4] = 0.999          # early gates ~ 1, late gates random: order matters
-        norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,),
-                             _("cell_gradient_norms for {sizes}").format(sizes=f"T={T}"))
-        expect_close(norms, explicit_norms(fs),
-                     _("cell_gradient_norms for {sizes}").format(sizes=f"T={T}, N={N}, H={H}"),
-                     hint=_("norms[k-1] is the spectral norm of the product of the LAST k gates "
-                            "(f_T back to f_{T-k+1}), maximised over the batch; the spectral norm of a "
-                            "diagonal matrix is its largest |entry|, not the Frobenius norm or a mean"))
+        what = _("cell_gradient_norms for {sizes}").format(sizes=f"T={T}, N={N}, H={H}") + \
+            (_(" (gates of any sign)") if signed else "")
+        norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,), what)
+        want = explicit_norms(fs)
+        if np.all(np.isfinite(norms)) and rel_error(norms, want) > 1e-7:
+            known = diagnose_norms(norms, fs)
+            if known:
+                raise CheckFailed(_("{what} is wrong: {diagnosis}").format(what=what, diagnosis=known), "diagnosed")
+        expect_close(norms, want, what)
 
 
 def test_all_remember_keeps_gradient_over_100_steps(gate_derivative, rng):
