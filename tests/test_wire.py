@@ -34,6 +34,16 @@ def test_arrays_round_trip_exactly(dtype):
     assert back.flags.writeable
 
 
+def test_a_transposed_array_stays_transposed():
+    """Layout matters to student code (x.reshape(-1) is a view of a C-contiguous array and a
+    copy of a transposed one): a hidden test can send a transposed matrix and be sure the
+    worker receives one."""
+    arr = np.arange(12.0).reshape(3, 4)
+    back = roundtrip(arr.T)
+    assert np.array_equal(back, arr.T) and not back.flags.c_contiguous and back.flags.writeable
+    assert roundtrip(arr).flags.c_contiguous
+
+
 def test_refuses_what_is_not_plain_data():
     class Evil:
         def __reduce__(self):

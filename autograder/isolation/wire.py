@@ -4,6 +4,8 @@ Everything that crosses the process boundary is JSON with a few tagged objects, 
 decoding a worker's reply never runs code the student defined (no pickle):
 
     {"$nd": [dtype, shape, base64]}   numeric numpy array (bool, int, uint, float, complex)
+    {"$ndT": [dtype, shape, base64]}  the same, sent as its transpose and decoded transposed back (a
+                                      transposed array stays non-contiguous on the other side)
     {"$t": [...]}                     tuple
     {"$d": [[key, value], ...]}       dict whose keys are not all strings
     {"$c": [[key, count], ...]}       collections.Counter
@@ -115,6 +117,11 @@ def to_plain(value, *, objects=None, depth=0):
 
 
 def _plain_array(value: np.ndarray) -> dict:
+    if value.ndim >= 2 and not value.flags.c_contiguous and value.T.flags.c_contiguous:
+        # A transposed array stays one: student code may depend on the layout (x.reshape(-1)
+        # is a view of a C-contiguous array, a copy of a transposed one), so tests can send both.
+        arr = value.T
+        return {"$ndT": [arr.dtype.str, list(arr.shape), base64.b64encode(arr.tobytes()).decode("ascii")]}
     arr = np.ascontiguousarray(value)
     return {"$nd": [arr.dtype.str, list(arr.shape), base64.b64encode(arr.tobytes()).decode("ascii")]}
 
@@ -138,7 +145,7 @@ def _decoder(objects, tags=None):
         if len(data) != 1:
             return data
         (tag, body), = data.items()
-        if tag == "$nd":
+        if tag in ("$nd", "$ndT"):
             dtype, shape, b64 = body
             dt = np.dtype(dtype)
             if dt.kind not in _ARRAY_KINDS:
@@ -146,7 +153,8 @@ def _decoder(objects, tags=None):
             raw = base64.b64decode(b64)
             if math.prod(shape) * dt.itemsize != len(raw):
                 raise WireError("array byte length does not match its shape")
-            return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+            arr = np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+            return arr.T if tag == "$ndT" else arr
         if tag == "$t":
             return tuple(body)
         if tag == "$d":

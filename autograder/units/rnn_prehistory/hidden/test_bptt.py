@@ -143,6 +143,18 @@ def test_numerical_gradient_matches_analytic(bptt, rng):
     f2 = CubicForm(w=rng.normal(size=5), A=rng.normal(size=(5, 1)))
     bptt.numerical_gradient(f2, x2)
     expect_not_mutated(bptt, _("numerical_gradient (restore x[i] after each probe)"))
+    # "x: the point, any shape": a transposed matrix too (the worker receives it transposed).
+    # Probing through x.reshape(-1) or x.ravel() then changes a copy, and f never sees the probe.
+    xt = rng.normal(size=(4, 3)).T
+    grad = expect_array(bptt.numerical_gradient(f, xt.copy(order="F")), xt.shape, "numerical_gradient")
+    err = norm_rel_error(grad, f.gradient(xt))
+    if not err < 1e-8 and not np.any(grad):     # every probe missed f: they went to a copy of x
+        raise CheckFailed(_("numerical_gradient at a transposed (non-contiguous) x returned zeros: the probes never "
+                            "reached f; x.reshape(-1) and x.ravel() are copies of such an x, so probe x itself, "
+                            "x[i] for every index i (np.ndindex(x.shape))"), "diagnosed")
+    if not err < 1e-8:
+        raise CheckFailed(_("numerical_gradient at a transposed (non-contiguous) x is wrong: relative error "
+                            "{error}").format(error=f"{err:.1e}"))
 
 
 def test_rel_error_matches_formula(bptt, rng):
