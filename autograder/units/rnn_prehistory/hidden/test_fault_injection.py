@@ -38,7 +38,7 @@ import numpy as np
 import pytest
 
 from autograder.checks import CheckFailed, expect_array, expect_not_mutated, expect_tuple
-from autograder.i18n import _
+from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory.lab.fault_lab import (
     BPTT_STAND_INS,
     BROKEN,
@@ -376,6 +376,42 @@ def _fd_chain_norms(Wh, U, h0, step=1e-6):
     return np.array(hs), norms
 
 
+# A diagnosis tests its hypothesis first: the suspected chain is multiplied here on the same
+# Wh and states, and named only when it gives the student's norms (and the right chain does not).
+def chain_variant(Wh, hs, dact_from="output", first_k=False, no_derivative=False, reversed_product=False):
+    """jacobian_chain_norms(Wh, hs, "tanh") of its docstring, or with one known mistake."""
+    T, H = hs.shape[0] - 1, hs.shape[1]
+    dact = np.ones((T, H)) if no_derivative else 1.0 - (hs[1:] if dact_from == "output" else hs[:-1]) ** 2
+    chain, norms = np.eye(H), []
+    for k in range(1, T + 1):
+        t = k if first_k else T - k + 1
+        step = dact[t - 1][:, None] * Wh.T
+        chain = step @ chain if reversed_product else chain @ step
+        norms.append(np.linalg.norm(chain, 2))
+    return np.array(norms)
+
+
+CHAIN_MISTAKES = (
+    (dict(first_k=True), N_("your norms match the product of the FIRST k step Jacobians (from t = 1): "
+                            "dh_T/dh_(T-k) multiplies the last k, J_T J_(T-1) ... J_(T-k+1)")),
+    (dict(dact_from="input"), N_("your norms match tanh' evaluated at h_(t-1), the step's input: J_t uses "
+                                 "1 - h_t^2, the state the step produced")),
+    (dict(no_derivative=True), N_("your norms match the weight factors alone: for a tanh RNN each J_t also "
+                                  "carries diag(1 - h_t^2)")),
+    (dict(reversed_product=True), N_("your norms match the product in the reverse order, J_(T-k+1) ... J_T: "
+                                     "matrices do not commute, and dh_T/dh_(T-k) = J_T J_(T-1) ... J_(T-k+1) "
+                                     "(each new factor multiplies on the right)")),
+)
+
+
+def diagnose_chain(got, Wh, hs) -> str:
+    right = chain_variant(Wh, hs)
+    fits = [_(text) for mistake, text in CHAIN_MISTAKES
+            if np.max(np.abs((wrong := chain_variant(Wh, hs, **mistake)) - right) / right) > 1e-6
+            and np.max(np.abs(got - wrong) / wrong) <= 1e-8]
+    return fits[0] if len(fits) == 1 else ""
+
+
 def test_jacobian_chain_norms_tanh_matches_finite_differences(fault_injection, rng):
     for scale, what in [(0.7, _("small states")), (2.5, _("saturating states"))]:
         H, T = 5, 7
@@ -388,6 +424,12 @@ def test_jacobian_chain_norms_tanh_matches_finite_differences(fault_injection, r
         excess = np.abs(got - expected) / (1e-6 * expected + 1e-8)
         if not np.max(excess) <= 1.0:
             k = int(np.argmax(excess)) + 1
+            known = diagnose_chain(got, Wh, hs) if np.all(np.isfinite(got)) else ""
+            if known:
+                raise CheckFailed(_("jacobian_chain_norms(Wh, hs, 'tanh') with {what}: ||dh_T/dh_(T-{k})|| = {got}, "
+                                    "finite differences give {expected}: {diagnosis}").format(
+                    what=what, k=k, got=_fmt(float(got[k - 1])), expected=_fmt(float(expected[k - 1])),
+                    diagnosis=known), "diagnosed")
             raise CheckFailed(_("jacobian_chain_norms(Wh, hs, 'tanh') with {what}: ||dh_T/dh_(T-{k})|| = {got}, "
                                 "finite differences give {expected}").format(
                 what=what, k=k, got=_fmt(float(got[k - 1])), expected=_fmt(float(expected[k - 1]))))
