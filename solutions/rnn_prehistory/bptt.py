@@ -195,7 +195,8 @@ def numerical_gradient(f, x, h=1e-6):
 
     Inputs:
     - f: a function of one array returning a float
-    - x: the point, any shape; probed in place and restored after each probe
+    - x: the point, any shape and memory layout (a transposed matrix too); probed in place
+      and restored after each probe
     - h: the step
 
     Returns:

@@ -58,15 +58,14 @@ def rnn_backward_truncated(dh, cache, k):
 
 def numerical_gradient(f, x, h=1e-6):
     grad = np.zeros(x.shape)
-    flat_x, flat_g = x.reshape(-1), grad.reshape(-1)   # views: probing flat_x probes x
-    for i in range(flat_x.size):
-        keep = flat_x[i]
-        flat_x[i] = keep + h
+    for i in np.ndindex(x.shape):       # x itself: x.reshape(-1) would be a copy of a transposed x
+        keep = x[i]
+        x[i] = keep + h
         up = f(x)
-        flat_x[i] = keep - h
+        x[i] = keep - h
         down = f(x)
-        flat_x[i] = keep
-        flat_g[i] = (up - down) / (2 * h)
+        x[i] = keep
+        grad[i] = (up - down) / (2 * h)
     return grad
 
 

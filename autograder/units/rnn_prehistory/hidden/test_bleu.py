@@ -169,7 +169,10 @@ def known_mistakes(max_order, smooth):
     mistakes = [(_(text), lambda h, r, v=variant: bleu_variant(h, r, max_order, smooth, **v))
                 for variant, text in WRONG_FORMULAS]
     mistakes.append((_(SENTENCE_AVERAGE), lambda h, r: average_of_sentences(h, r, max_order, smooth)))
-    mistakes.append((_(STREAMS), lambda h, r: bleu_variant(h, [list(s) for s in zip(*r)], max_order, smooth)))
+    # Read as streams, a layout passes silently only where it is square (as many references per
+    # hypothesis as hypotheses); any other shape fails on an index or a length instead.
+    mistakes.append((_(STREAMS), lambda h, r: bleu_variant(h, [list(s) for s in zip(*r)], max_order, smooth)
+                     if all(len(rs) == len(h) for rs in r) else math.nan))
     mistakes += [(repr(mode), lambda h, r, m=mode: bleu_variant(h, r, max_order, m)) for mode in MODES if mode != smooth]
     return mistakes
 
@@ -249,14 +252,16 @@ def test_modified_precision_clipping(bleu, reference, rng):
     for hyp, refs, n, want in cases:
         got = bleu.modified_precision(toks(hyp), [toks(r) for r in refs], n)
         if not isinstance(got, (tuple, list)) or len(got) != 2 or tuple(got) != want:
-            raise precision_mistake(got, want, f"modified_precision({hyp!r}, {refs}, n={n})")
+            raise precision_mistake(got, want, f"modified_precision({hyp!r}, {refs}, n={n})",
+                                    (toks(hyp), [toks(r) for r in refs], n))
     hyps, refs = random_corpus(rng, 6, 3)
     for hyp, rs in zip(hyps, refs):
         for n in (1, 2, 3):
             want = tuple(reference.bleu.modified_precision(hyp, rs, n))
             got = bleu.modified_precision(hyp, rs, n)
             if not isinstance(got, (tuple, list)) or len(got) != 2 or tuple(got) != want:
-                raise precision_mistake(got, want, _("modified_precision on a random sentence (n={n})").format(n=n))
+                raise precision_mistake(got, want, _("modified_precision on a random sentence (n={n})").format(n=n),
+                                        (hyp, rs, n))
 
 
 REDUCED_FRACTION = N_("your pair is the expected fraction reduced to lowest terms: return the two counts themselves "
@@ -265,9 +270,10 @@ PHANTOM_TOTAL = N_("a hypothesis shorter than n has no n-gram of order n, so the
                    "(corpus_bleu, not modified_precision, deals with an order whose pooled total is 0)")
 
 
-def precision_mistake(got, want, call) -> CheckFailed:
+def precision_mistake(got, want, call, case=None) -> CheckFailed:
     """The failure of `call` returning `got` instead of the (clipped, total) pair `want`:
-    named when the pair is a known mistake's (checked on the numbers), neutral otherwise."""
+    named when the pair is a known mistake's (checked on the numbers, with `case` = (hypothesis,
+    references, n) of the call), neutral otherwise."""
     message = _("{call} returned {got}, expected {want}").format(call=call, got=repr(got), want=want)
     pair = tuple(got) if isinstance(got, (tuple, list)) and len(got) == 2 else None
     known = ""
@@ -276,6 +282,9 @@ def precision_mistake(got, want, call) -> CheckFailed:
         known = _(REDUCED_FRACTION)
     elif pair == (want[0], 1) and want[1] == 0:
         known = _(PHANTOM_TOTAL)
+    elif pair and case and pair[1] == want[1] and pair[0] == max(
+            sum((grams(case[0], case[2]) & grams(ref, case[2])).values()) for ref in case[1]):
+        known = _(BEST_SINGLE_REFERENCE)
     if known:
         return CheckFailed(_("{message}: {diagnosis}").format(message=message, diagnosis=known), "diagnosed")
     return CheckFailed(_("{message} (clipped matches: each hypothesis n-gram counts at most as often as in the "
@@ -454,9 +463,9 @@ def test_smoothing_modes_edge_cases(bleu):
 
 def test_per_hypothesis_reference_layout(bleu):
     # Two references each, the good one in a different position: per hypothesis both sentences
-    # match perfectly (BLEU 1); read as streams, each would be scored against the wrong sentences.
-    hyps = [toks("a b c d"), toks("e f g h")]
-    refs = [[toks("p q"), toks("a b c d")], [toks("e f g h"), toks("r s")]]
+    # match perfectly (BLEU 1); read as streams, each is scored against the other's references.
+    hyps = [toks("a b c d e"), toks("a b c d f")]
+    refs = [[toks("x"), toks("a b c d e")], [toks("a b c d f"), toks("y")]]
     expect_corpus_bleu(bleu, hyps, refs, {}, 1.0, _("corpus BLEU with two references per hypothesis"),
                        _("expected: each hypothesis is one of its own references"))
     hyps = [toks("the cat sat on the mat"), toks("a dog ran in the park")]
