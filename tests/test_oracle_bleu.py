@@ -133,3 +133,19 @@ def test_random_corpora_match_sacrebleu(corpus, smooth, max_order):
     want = sacre(hyps, refs, smooth, max_order).score / 100
     got = bleu.corpus_bleu(hyps, refs, max_order=max_order, smooth=smooth)
     assert abs(got - want) <= TOL, f"ours {got!r}, sacrebleu {want!r}"
+
+
+@pytest.mark.parametrize("smooth", ["none", "floor", "add-k", "exp"])
+@pytest.mark.parametrize("max_order", [2, 4])
+def test_the_hidden_suites_bleu_variant_without_a_mistake_is_sacrebleu(smooth, max_order):
+    """The grader-side BLEU that the diagnoses test their hypotheses with (hidden suite,
+    bleu_variant) is sacrebleu's when no mistake is asked for."""
+    from autograder.units.rnn_prehistory.hidden import test_bleu as suite
+
+    import numpy as np
+
+    rng = np.random.default_rng(max_order)
+    for _corpus in range(5):
+        hyps, refs = suite.random_corpus(rng, 6, 4)
+        want = sacre(hyps, refs, smooth, max_order).score / 100
+        assert abs(suite.bleu_variant(hyps, refs, max_order, smooth) - want) <= TOL

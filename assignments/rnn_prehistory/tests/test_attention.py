@@ -41,7 +41,8 @@ def test_additive_attention_fixed_vector(attention):
     assert alpha[1, 2] == 0.0, _("a masked position (mask False) must get exactly zero weight")
     assert np.allclose(alpha.sum(axis=1), 1.0), _("each row of alpha should sum to 1 (softmax over the real positions)")
     expect_close(alpha, want_alpha, "alpha", tol=1e-9,
-                 hint=_("e = tanh(s_prev Wa + H Ua) va, then a softmax over Tx (axis 1), not over the batch"))
+                 hint=_("e = tanh(s_prev Wa + H Ua) va, then a softmax over the source positions of each row "
+                        "(axis 1)"))
     expect_close(context, want_context, "context", tol=1e-9, hint=_("context[n] = sum_t alpha[n, t] H[n, t]"))
     for before, after in zip(args, (s_prev, H, Wa, Ua, va, mask)):
         assert np.array_equal(before, after), _("additive_attention modified one of its inputs in place")
