@@ -66,7 +66,7 @@ def grams(tokens, n) -> Counter:
 
 def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_everywhere=False,
                  no_brevity_penalty=False, first_reference_only=False, tie_by_list_order=False,
-                 best_single_reference=False, tie_longer=False, shortest_reference=False, inverted_ratio=False, arithmetic_mean=False):
+                 best_single_reference=False, tie_longer=False, shortest_reference=False, add_k_per_sentence=False, inverted_ratio=False, arithmetic_mean=False):
     """Corpus BLEU written here from its definition (pooled clipped counts, closest reference
     length, the four smoothing modes), or with one known departure from it:
     phantom: each sentence adds max(1, its n-gram count) to the total of order n (nltk's corpus_bleu);
@@ -78,6 +78,7 @@ def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_
     tie_longer: of two equally close reference lengths the longer one wins;
     shortest_reference: r is the shortest reference length, not the closest;
     inverted_ratio: BP = exp(1 - c/r);
+    add_k_per_sentence: "add-k" adds 1 to each sentence's m_n and t_n (n >= 2) before pooling;
     arithmetic_mean: exp of the mean of the precisions (no log, the course notes' formula)."""
     if first_reference_only:
         refs = [rs[:1] for rs in refs]
@@ -95,14 +96,15 @@ def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_
             own = grams(hyp, n)
             if best_single_reference:
                 best = max((grams(ref, n) for ref in rs), key=lambda counts: sum((own & counts).values()))
-            matches[n - 1] += sum((own & best).values())  # & keeps the smaller count: the clip
-            totals[n - 1] += max(1, sum(own.values())) if phantom else sum(own.values())
+            per_sentence = add_k_per_sentence and smooth == "add-k" and n > 1
+            matches[n - 1] += sum((own & best).values()) + per_sentence  # & keeps the smaller count: the clip
+            totals[n - 1] += (max(1, sum(own.values())) if phantom else sum(own.values())) + per_sentence
     if not any(matches):
         return 0.0
     log_sum, zeros = 0.0, 0
     for n in range(1, max_order + 1):
         m, t = matches[n - 1], totals[n - 1]
-        if smooth == "add-k" and (n > 1 or add_one_everywhere):
+        if smooth == "add-k" and (n > 1 or add_one_everywhere) and not add_k_per_sentence:
             m, t = m + 1, t + 1
         if t == 0:
             return 0.0
@@ -146,6 +148,8 @@ INVERTED_RATIO = N_("your value matches a brevity penalty of exp(1 - c/r): the r
                     "hypothesis length, exp(1 - r/c)")
 ARITHMETIC_MEAN = N_("your value matches exp of the mean of the precisions themselves: BLEU averages their logs, "
                      "exp((1/N) sum log p_n), a geometric mean")
+ADD_K_PER_SENTENCE = N_("your value matches add-k applied to every sentence before pooling: add 1 to the pooled "
+                        "matches and the pooled total of each order n >= 2, once for the corpus")
 SENTENCE_AVERAGE = N_("your value matches the mean of the sentences' BLEU scores: corpus BLEU pools the matches, "
                       "totals and lengths over all sentences first and computes one score")
 STREAMS = N_("your value matches reading the references as streams, refs[k][i] = the k-th reference of hypothesis "
@@ -160,7 +164,7 @@ WRONG_FORMULAS = ((dict(phantom=True), PHANTOM), (dict(add_one_everywhere=True),
                   (dict(best_single_reference=True), BEST_SINGLE_REFERENCE),
                   (dict(tie_by_list_order=True), TIE_BY_LIST_ORDER), (dict(tie_longer=True), TIE_LONGER),
                   (dict(shortest_reference=True), SHORTEST_REFERENCE), (dict(inverted_ratio=True), INVERTED_RATIO),
-                  (dict(arithmetic_mean=True), ARITHMETIC_MEAN))
+                  (dict(arithmetic_mean=True), ARITHMETIC_MEAN), (dict(add_k_per_sentence=True), ADD_K_PER_SENTENCE))
 
 
 def known_mistakes(max_order, smooth):
