@@ -9,8 +9,9 @@ student's forward and backward cannot agree on a shared mistake.
 import numpy as np
 
 from autograder.checks import (CheckFailed, MutationCheck, expect_array, expect_close, expect_gradients,
-                               expect_not_mutated, expect_tuple, finite_differences_stacked, norm_rel_error)
-from autograder.i18n import _
+                               expect_not_mutated, expect_tuple, finite_differences_stacked, norm_rel_error,
+                               rel_error)
+from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory import stacked
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 
@@ -32,6 +33,44 @@ def test_rnn_step_forward_matches_reference(bptt, reference, rng):
         expect_close(out[0], expected, _("next_h for {sizes}").format(sizes=f"N={N}, D={D}, H={H}"))
 
 
+# A diagnosis tests its hypothesis first: the suspected backward step is computed here on the
+# same inputs and named only when it gives every one of the student's gradients.
+def step_backward_variant(dnext, x, prev_h, Wx, Wh, b, derivative="output", transposed_dWh=False, db_mean=False):
+    """(dx, dprev_h, dWx, dWh, db) of rnn_step_backward's docstring, or with one known mistake:
+    derivative "none" (no tanh') or "preactivation" (1 - a^2 with a the pre-activation)."""
+    a = x @ Wx + prev_h @ Wh + b
+    h = np.tanh(a)
+    da = dnext * {"output": 1 - h ** 2, "none": 1.0, "preactivation": 1 - a ** 2}[derivative]
+    dWh = da.T @ prev_h if transposed_dWh else prev_h.T @ da
+    return da @ Wx.T, da @ Wh.T, x.T @ da, dWh, da.mean(axis=0) if db_mean else da.sum(axis=0)
+
+
+STEP_BACKWARD_MISTAKES = (
+    (dict(derivative="none"), N_("your gradients match a backward step without tanh': da = dnext_h * (1 - next_h^2)")),
+    (dict(derivative="preactivation"), N_("your gradients match tanh' written as 1 - a^2 with the pre-activation a: "
+                                          "tanh'(a) = 1 - tanh(a)^2 = 1 - next_h^2")),
+    (dict(transposed_dWh=True), N_("your gradients match dWh = da^T prev_h: the row-vector convention gives "
+                                   "dWh = prev_h^T da")),
+    (dict(db_mean=True), N_("your gradients match db averaged over the batch: the loss sums over the batch, so "
+                            "db = sum_n da")),
+)
+
+
+def diagnose_step_backward(grads, args) -> str:
+    try:
+        grads = [np.asarray(g, dtype=float) for g in grads]
+        right = step_backward_variant(*args)
+        fits = []
+        for mistake, text in STEP_BACKWARD_MISTAKES:
+            wrong = step_backward_variant(*args, **mistake)
+            if any(rel_error(w, r) > 1e-6 for w, r in zip(wrong, right)) and all(
+                    g.shape == w.shape and rel_error(g, w) <= 1e-6 for g, w in zip(grads, wrong)):
+                fits.append(_(text))
+    except (TypeError, ValueError):
+        return ""
+    return fits[0] if len(fits) == 1 else ""
+
+
 def test_rnn_step_backward_matches_finite_differences(bptt, rng):
     for N in (3, 1):          # a batch of one keeps its axis: (1, H), never (H,)
         x, prev_h = rng.normal(size=(N, 4)), rng.normal(size=(N, 5))
@@ -44,8 +83,15 @@ def test_rnn_step_backward_matches_finite_differences(bptt, rng):
             return np.sum(dnext * stacked.rnn_step(*probes), axis=(1, 2))
 
         numeric = finite_differences_stacked(losses, [x, prev_h, Wx, Wh, b])
-        expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"],
-                         _("rnn_step_backward with {sizes}").format(sizes=f"N={N}"))
+        try:
+            expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"],
+                             _("rnn_step_backward with {sizes}").format(sizes=f"N={N}"))
+        except CheckFailed as failure:
+            known = diagnose_step_backward(grads, (dnext, x, prev_h, Wx, Wh, b))
+            if not known:
+                raise
+            raise CheckFailed(_("{failure}: {diagnosis}").format(failure=failure, diagnosis=known),
+                              "diagnosed") from None
 
 
 def test_rnn_forward_matches_reference(bptt, reference, rng):
