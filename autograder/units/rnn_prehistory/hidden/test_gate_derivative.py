@@ -48,6 +48,12 @@ def test_forget_gate_forward_matches_reference(gate_derivative, reference, rng):
                      hint=_("c = f * c_prev + g, element-wise (no matrix product)"))
 
 
+GATE_IGNORED = N_("your dc_prev is dc itself: the cell path is no identity highway, c = f * c_prev + g scales it by "
+                  "the gate, dc_prev = dc * f")
+DF_NEW_CELL = N_("your df is dc * c, the new cell state: c = f * c_prev + g, so df = dc * c_prev (cache c_prev)")
+DG_GATED = N_("your dg is dc * f: g is added ungated, so dg = dc")
+
+
 def test_forget_gate_backward_matches_finite_differences(gate_derivative, reference, rng):
     for N, H in [(3, 5), (2, 1), (1, 4)]:      # a batch of one keeps its axis: (1, H), never (H,)
         c_prev, f, g = rng.normal(size=(N, H)), gates(rng, (N, H)), rng.normal(size=(N, H))
@@ -60,12 +66,20 @@ def test_forget_gate_backward_matches_finite_differences(gate_derivative, refere
 
         numeric = finite_differences_stacked(losses, [c_prev, f, g])
         hints = {"dc_prev": _("dc_prev = dc * f: the gate is the whole local Jacobian"),
-                 "df": _("df = dc * c_prev (the OLD cell state, not the new one)"),
+                 "df": _("df = dc * c_prev"),
                  "dg": _("dg = dc: the addition passes the gradient on unchanged")}
+        # What each known mistake gives, computed here: named only when the student's array is it.
+        mistakes = {"dc_prev": (dc, _(GATE_IGNORED)), "df": (dc * (f * c_prev + g), _(DF_NEW_CELL)),
+                    "dg": (dc * f, _(DG_GATED))}
         for got, num, name in zip(grads, numeric, ["dc_prev", "df", "dg"]):
             expect_array(got, num.shape, f"forget_gate_backward (N={N}, H={H}): {name}")
             err = norm_rel_error(got, num) if np.all(np.isfinite(got)) else np.inf
             if not err < GRAD_TOL:
+                wrong, diagnosis = mistakes[name]
+                if np.all(np.isfinite(got)) and norm_rel_error(got, wrong) < GRAD_TOL:
+                    raise CheckFailed(_("forget_gate_backward ({sizes}): {name} disagrees with finite differences "
+                                        "(relative error {error}): {diagnosis}").format(
+                        sizes=f"N={N}, H={H}", name=name, error=f"{err:.1e}", diagnosis=diagnosis), "diagnosed")
                 raise CheckFailed(_("forget_gate_backward ({sizes}): {name} disagrees with finite differences "
                                     "(relative error {error}); {hint}").format(
                                         sizes=f"N={N}, H={H}", name=name, error=f"{err:.1e}", hint=hints[name]))
