@@ -384,11 +384,12 @@ def _closest_length(hyp, refs) -> int:
 
 
 def probing_corpus(rng, size, vocab, max_order):
-    """A random corpus that exercises, under every seed, what a length mistake changes: a
-    sentence whose two references are equally close (shorter wins), one whose closest
-    reference is not its shortest, a pooled hypothesis length below the pooled reference
-    length (BP < 1), and no order left without hypothesis n-grams (that edge has its own
-    test). Drawn again until all hold, so which mistakes it catches does not depend on the seed."""
+    """A random corpus that exercises, under every seed, what a length mistake changes: two
+    sentences whose two references are equally close (the shorter wins, listed first or
+    second), one whose closest reference is not its shortest, a pooled hypothesis length
+    below the pooled reference length (BP < 1), and no order left without hypothesis n-grams
+    (that edge has its own test). Drawn again until all hold, so which mistakes it catches
+    does not depend on the seed."""
     words = WORDS[:vocab]
     for _attempt in range(1000):
         hyps, refs = random_corpus(rng, size, vocab)
@@ -396,6 +397,9 @@ def probing_corpus(rng, size, vocab, max_order):
         tie = [str(w) for w in rng.choice(words, size=n)]
         hyps.append(tie)
         refs.append([tie[:-1], tie + [str(rng.choice(words))]])              # lengths n - 1 and n + 1
+        other_tie = [str(w) for w in rng.choice(words, size=n)]
+        hyps.append(other_tie)                                              # the same tie, longer listed first
+        refs.append([other_tie + [str(rng.choice(words))], other_tie[:-1]])
         far = [str(w) for w in rng.choice(words, size=n)]
         hyps.append(far[:-2])                                               # length n - 2: closest is n, not 2
         refs.append([far[:2], far])
@@ -414,7 +418,7 @@ def test_corpus_bleu_matches_reference_random(bleu, reference, rng):
             expect_corpus_bleu(bleu, hyps, refs, {"max_order": order, "smooth": smooth}, want,
                                _("corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth})")
                                .format(size=size, order=order, smooth=repr(smooth)))
-    hyp, refs = hyps[-2], refs[-2]      # the tie probe: long enough for every order (that edge has its own test)
+    hyp, refs = hyps[-3], refs[-3]      # the tie probe: long enough for every order (that edge has its own test)
     for smooth in ("exp", "add-k"):
         expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth),
                     reference.bleu.sentence_bleu(hyp, refs, smooth=smooth),
