@@ -397,16 +397,19 @@ def probing_corpus(rng, size, vocab, max_order):
         tie = [str(w) for w in rng.choice(words, size=n)]
         hyps.append(tie)
         refs.append([tie[:-1], tie + [str(rng.choice(words))]])              # lengths n - 1 and n + 1
-        other_tie = [str(w) for w in rng.choice(words, size=n)]
-        hyps.append(other_tie)                                              # the same tie, longer listed first
-        refs.append([other_tie + [str(rng.choice(words))], other_tie[:-1]])
         far = [str(w) for w in rng.choice(words, size=n)]
         hyps.append(far[:-2])                                               # length n - 2: closest is n, not 2
         refs.append([far[:2], far])
         c = sum(len(h) for h in hyps)
         r = sum(_closest_length(h, rs) for h, rs in zip(hyps, refs))
         if c < r and max(len(h) for h in hyps) >= max_order:
-            return hyps, refs
+            # Two fixed probes, no draw and c - r unchanged (+1 and -1): the same tie with the
+            # longer reference listed first, and a sentence whose clip differs under the max over
+            # references (3 unigrams), their sum (4) and the best single reference (2).
+            other_tie = tie[::-1]
+            w0, w1, w2 = words[:3]
+            return (hyps + [other_tie, [w0, w0, w0, w1]],
+                    refs + [[other_tie + [tie[0]], other_tie[:-1]], [[w0, w0, w2, w2, w2], [w0, w1, w2, w2, w2]]])
     raise AssertionError("no probing corpus found")     # never: the two probes alone make r > c likely
 
 
@@ -418,7 +421,7 @@ def test_corpus_bleu_matches_reference_random(bleu, reference, rng):
             expect_corpus_bleu(bleu, hyps, refs, {"max_order": order, "smooth": smooth}, want,
                                _("corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth})")
                                .format(size=size, order=order, smooth=repr(smooth)))
-    hyp, refs = hyps[-3], refs[-3]      # the tie probe: long enough for every order (that edge has its own test)
+    hyp, refs = hyps[-4], refs[-4]      # the tie probe: long enough for every order (that edge has its own test)
     for smooth in ("exp", "add-k"):
         expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth),
                     reference.bleu.sentence_bleu(hyp, refs, smooth=smooth),
