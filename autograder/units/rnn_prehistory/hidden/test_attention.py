@@ -67,11 +67,13 @@ def normalisation_problem(alpha, args) -> tuple[str, bool]:
     # Named only when exactly one fits: saturated scores can make two of them the same one-hot weights.
     fits = [diagnosis for weights, diagnosis in wrong_normalisations(s_prev, H, Wa, Ua, va, real)
             if np.allclose(alpha, weights, rtol=1e-6, atol=1e-9, equal_nan=True)]
-    other = diagnose_attention(alpha, args) if fits else ""
+    other = diagnose_attention(alpha, args)
     if len(fits) == 1 and not other and not any(
             np.allclose(attention_variant(*args[:6], **mistake), alpha, rtol=1e-6, atol=1e-9, equal_nan=True)
             for mistake, _text in ATTENTION_MISTAKES):
         return f"{text}; {fits[0]}", True
+    if other and not fits:      # not a wrong softmax, another known mistake (e.g. the mask read backwards)
+        return f"{text}; {other}", True
     if np.all(np.abs(alpha.sum(axis=0)[real.any(axis=0)] - 1.0) <= SUM_TOL):
         return _("{text}; they sum to 1 over the batch axis instead (alpha[:, t] sums to 1): normalise over "
                  "axis 1").format(text=text), True
