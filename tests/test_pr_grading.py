@@ -23,12 +23,13 @@ from pathlib import Path
 import pytest
 import xmlschema
 import yaml
-from helpers import SOLUTIONS, UNIT, borrowed_venv
+from helpers import MATRIX, SOLUTIONS, UNIT, borrowed_venv
 
 JUNIT_XSD = Path(__file__).parent / "junit-10.xsd"
 SECRET = "fake-deploy-key-7c1e9b"
-# exp(e) without subtracting the row maximum: overflows for large scores (a kill-matrix mutant)
-MUTANT = ("    w = np.exp(e - row_max)", "    w = np.exp(e)")
+# The row maximum taken over the padding too (a kill-matrix mutant): it fails a hidden test
+# without a diagnosis, so its rubric hint is what the "hints" level adds to "tests".
+MUTANT = tuple(next(m for m in MATRIX["attention"]["mutants"] if m["name"] == "max_includes_padding")["replace"][0])
 
 
 @pytest.fixture(scope="module")
