@@ -14,10 +14,11 @@ only the user may write, for the kernels that come after), and passes or raises 
 grader's message and hint. Nothing is written to
 stderr: nbgrader counts any stderr output as a failure.
 
-`OnlyAnswerCellsRun` is an nbgrader preprocessor for `nbgrader autograde` (the course's
-nbgrader_config.py adds it): an answer cell always runs as `%%writefile` of its module,
-whatever the student made of its first line, and a code cell that is none of the course's
-cells is emptied, so no student code runs in the kernel during grading.
+Nothing of the notebook's folder is imported: the grader runs from a temporary folder with
+Python's safe path (`-P`), and during `nbgrader autograde` the kernel starts without its
+working directory on `sys.path` (the course's nbgrader_config.py), so a student's
+`autograder/` or `yaml.py` handed in beside the notebooks never shadows the grader. What
+nbgrader itself runs differently for the course is in autograder/nbgrader_preprocessors.py.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from autograder.i18n import _
 from autograder.reports.markdown import OUTCOME_WORDS
 
 ANSWER_PREFIX = "module_"          # grade_id of a topic's answer cell: module_<module>
+STUB_KEY = "autograder_release"    # an answer cell's metadata in the source notebook: its released text
 REMOVED = "# removed for grading: only the answer and test cells of this notebook run\n"
 
 
@@ -126,9 +128,11 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
         submission.mkdir()
         for module, source in modules.items():
             (submission / f"{module}.py").write_text(source, encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submission), "--topic", topic,
+        # -P and a working directory of our own: the notebook's folder (a student's own
+        # `autograder/` or `yaml.py` beside the notebook) is never on the grader's import path.
+        proc = subprocess.run([sys.executable, "-P", "-m", "autograder", "grade", str(submission), "--topic", topic,
                                "--suite", suite, "--out", str(out), "--quiet"],
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL, env=dict(os.environ))
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, env=dict(os.environ), cwd=tmp)
         score_file = out / "score.json"
         if not score_file.is_file():
             lines = (proc.stderr or proc.stdout).strip().splitlines()
@@ -184,27 +188,5 @@ def grade_cell(topic: str, test_id: str, folder: str | Path = ".") -> None:
         if test.get("hint"):
             text += "\n" + _("hint: {hint}").format(hint=test["hint"])
         raise GradeCellFailed(text)
-    print(_("passed ({points} points)").format(points=f"{test['possible']:g}"))
-
-
-try:                                    # the preprocessor exists only where nbgrader is installed
-    from nbgrader.preprocessors import NbGraderPreprocessor
-except ImportError:                     # pragma: no cover - a student's installation
-    NbGraderPreprocessor = None
-
-if NbGraderPreprocessor is not None:
-    class OnlyAnswerCellsRun(NbGraderPreprocessor):
-        """Before `nbgrader autograde` executes a notebook: answer cells become `%%writefile`
-        of their module again, test and setup cells stay (nbgrader restored them from the
-        gradebook), and any other code cell is emptied."""
-
-        def preprocess_cell(self, cell, resources, index):
-            if cell.cell_type != "code":
-                return cell, resources
-            meta = cell.metadata.get("nbgrader", {})
-            module = answer_module(cell)
-            if module is not None and module.isidentifier():
-                cell.source = f"%%writefile {module}.py\n" + answer_body(cell.source)
-            elif module is not None or not (meta.get("grade") or meta.get("locked")):
-                cell.source = REMOVED
-            return cell, resources
+    points = test["possible"]
+    print(_("passed (1 point)") if points == 1 else _("passed ({points} points)").format(points=f"{points:g}"))

@@ -1,0 +1,118 @@
+"""The course's changes to nbgrader's own pipelines (the course's nbgrader_config.py adds them).
+
+Only the instructor's installation imports this module (it needs nbgrader); the notebooks'
+kernels import autograder/notebook.py instead.
+
+- `generate_assignment`: `ReleaseTheStubs` gives each answer cell the text of the student
+  release's stub (nbgrader's own clearing would leave a module-level `raise
+  NotImplementedError()` where a solution-only helper was, so the module would not import).
+- `autograde`, before the notebook runs: `KeepOneCellPerId` drops copies of a course cell
+  without stopping the class; `OverwriteCellsQuietly` warns about a locked cell only when
+  the student changed it; `OnlyAnswerCellsRun` lets no student code run in the kernel.
+- `generate_feedback`: `WrappedFeedback` wraps the grader's messages and hints.
+"""
+
+from __future__ import annotations
+
+from nbformat import NotebookNode
+from nbgrader.api import MissingEntry
+from nbgrader.nbgraderformat import MetadataValidator
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
+
+from autograder.notebook import REMOVED, STUB_KEY, answer_body, answer_module
+
+# Output (the grader's messages and hints) wraps instead of scrolling out of sight.
+WRAP_OUTPUT_CSS = """div.output_area pre, div.output_subarea pre {
+  white-space: pre-wrap !important; overflow-wrap: anywhere; overflow-x: visible !important;
+}"""
+
+
+class ReleaseTheStubs(NbGraderPreprocessor):
+    """After ClearSolutions: an answer cell becomes the released text kept in its metadata,
+    which scripts/make_nbgrader.py made with the very transformation of `make stubs`."""
+
+    def preprocess_cell(self, cell, resources, index):
+        released = cell.metadata.pop(STUB_KEY, None)
+        if released is not None and answer_module(cell) is not None:
+            cell.source = released
+        return cell, resources
+
+
+class KeepOneCellPerId(NbGraderPreprocessor):
+    """nbgrader's DeduplicateIds, without stopping the class.
+
+    A cell copied and pasted in Jupyter keeps its nbgrader metadata, so two cells share a
+    grade_id. DeduplicateIds keeps the last and empties the others' metadata to `{}`, which
+    CheckCellMetadata then takes for an outdated schema: `nbgrader autograde` raises
+    SchemaTooOldError and grades no one after that student. Here a copy loses its nbgrader
+    metadata entirely and so becomes one of the student's own cells (which do not run); the
+    last cell with the id is graded as usual. A schema version the student changed is put
+    back, as OverwriteCells puts back the rest of a course cell."""
+
+    def preprocess(self, nb, resources):
+        seen: set[str] = set()
+        for cell in reversed(nb.cells):
+            meta = cell.metadata.get("nbgrader")
+            if not isinstance(meta, dict) or "grade_id" not in meta:
+                continue
+            if meta["grade_id"] in seen:
+                self.log.warning("Cell with id '%s' exists multiple times: the copy is not graded", meta["grade_id"])
+                del cell.metadata["nbgrader"]
+            else:
+                seen.add(meta["grade_id"])
+                meta["schema_version"] = MetadataValidator.schema_version
+        return nb, resources
+
+
+class OverwriteCellsQuietly(OverwriteCells):
+    """nbgrader's OverwriteCells without the false tamper warning of every hidden test cell.
+
+    The gradebook keeps a locked cell's checksum from before ClearHiddenTests, so a hidden
+    test cell exactly as released never matches it and nbgrader warns "Attribute 'checksum'
+    ... has changed!" for every hidden cell of every student (jupyter/nbgrader#1961). A cell
+    whose source is the released form of the gradebook's is put back to the gradebook's
+    source before the check; any other change still warns and is overwritten."""
+
+    def preprocess_cell(self, cell, resources, index):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None:
+            try:
+                source_cell = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                source_cell = None          # the parent says so and drops the id
+            if source_cell is not None and source_cell.locked and cell.source == released(source_cell.source):
+                cell.source = source_cell.source
+        return super().preprocess_cell(cell, resources, index)
+
+
+def released(source: str) -> str:
+    """A cell's source as generate_assignment releases it: without its hidden tests."""
+    cell = NotebookNode(source=source)
+    ClearHiddenTests()._remove_hidden_test_region(cell)
+    return cell.source
+
+
+class OnlyAnswerCellsRun(NbGraderPreprocessor):
+    """Before `nbgrader autograde` executes a notebook: answer cells become `%%writefile`
+    of their module again, test and setup cells stay (nbgrader restored them from the
+    gradebook), and any other code cell is emptied."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code":
+            return cell, resources
+        meta = cell.metadata.get("nbgrader", {})
+        module = answer_module(cell)
+        if module is not None and module.isidentifier():
+            cell.source = f"%%writefile {module}.py\n" + answer_body(cell.source)
+        elif module is not None or not (meta.get("grade") or meta.get("locked")):
+            cell.source = REMOVED
+        return cell, resources
+
+
+class WrappedFeedback(NbGraderPreprocessor):
+    """generate_feedback, after CSSHTMLHeaderPreprocessor: long output lines wrap (nbconvert's
+    style keeps each on one line in a box that scrolls sideways, cutting the message off)."""
+
+    def preprocess(self, nb, resources):
+        resources.setdefault("inlining", {}).setdefault("css", []).append(WRAP_OUTPUT_CSS)
+        return nb, resources
