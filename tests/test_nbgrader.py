@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ENGLISH, MATRIX, REPO, SOLUTIONS, UNIT, grade
+from helpers import ENGLISH, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, grade
 
 sys.path.insert(0, str(REPO / "scripts"))
 import leak_check  # noqa: E402
 import make_nbgrader  # noqa: E402
 
-from autograder.notebook import ANSWER_PREFIX, answer_module  # noqa: E402
+from autograder.notebook import ANSWER_PREFIX, REMOVED, STUB_KEY, answer_module  # noqa: E402
 
 NBGRADER = str(Path(sys.executable).with_name("nbgrader"))
 ASSIGNMENT = UNIT.name
@@ -86,19 +86,31 @@ KERNEL_CELL = ("import pathlib\n"
 
 
 def run(*args, cwd: Path, env: dict | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
+    """`.venv/bin/nbgrader ...` as the README writes it: the venv not activated, so its bin
+    is not on PATH (nbgrader runs `alembic` and the kernel by PATH; the course's config
+    puts them there)."""
+    venv_bin = Path(sys.executable).parent
+    path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep)
+                           if p and Path(p) != venv_bin)
+    environ = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     proc = subprocess.run([NBGRADER, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **ENGLISH, **(env or {}),
-                               # nbgrader runs `alembic` and the kernel from the environment's bin
-                               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"})
+                          env={**environ, **ENGLISH, **(env or {}), "PATH": path})
     assert proc.returncode == 0, f"nbgrader {' '.join(map(str, args))}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc
 
 
-def fill(folder: Path, modules: dict[str, str], extra_cell: str | None = None, drop_magic: bool = False) -> None:
+def fill(folder: Path, modules: dict[str, str], extra_cell: str | None = None, drop_magic: bool = False,
+         edit=None, extra_files: dict[str, str] | None = None) -> None:
     """Put `modules` (module -> text) into the answer cells of the fetched notebooks, as a
-    student would; keep only the notebooks named by `modules` when `only`."""
+    student would; `edit(notebook name, cells)` changes the cells further; `extra_files`
+    (relative path -> text) are handed in beside the notebooks."""
+    for rel, text in (extra_files or {}).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
     for path in folder.glob("*.ipynb"):
         nb = json.loads(path.read_text())
+        if edit is not None:
+            edit(path.stem, nb["cells"])
         for cell in nb["cells"]:
             module = answer_module(cell)
             if module in modules:
@@ -108,6 +120,38 @@ def fill(folder: Path, modules: dict[str, str], extra_cell: str | None = None, d
             nb["cells"].append({"cell_type": "code", "metadata": {}, "source": extra_cell, "outputs": [],
                                 "execution_count": None, "id": "student-added"})
         path.write_text(json.dumps(nb))
+
+
+def shadow_files(marker: Path) -> dict[str, str]:
+    """An `autograder` package and a `yaml.py` that, imported or run instead of the grader's,
+    leave a file in `marker` and pass every test cell."""
+    leave = "import pathlib\npathlib.Path({path!r}).write_text({what!r})\n"
+    return {"autograder/__init__.py": "",
+            "autograder/notebook.py": leave.format(path=str(marker / "kernel"), what="imported in the kernel")
+            + "def grade_cell(*args, **kwargs):\n    print('passed (1 point)')\n",
+            "autograder/__main__.py": leave.format(path=str(marker / "grader"), what="run as the grader"),
+            "yaml.py": leave.format(path=str(marker / "yaml"), what="yaml imported")}
+
+
+def tamper(notebook: str, cells: list) -> None:
+    """Change the first hidden and the first public test cell of bptt, leave the rest."""
+    if notebook != "bptt":
+        return
+    for prefix in ("hidden_", "public_"):
+        cell = next(c for c in cells if c["metadata"]["nbgrader"]["grade_id"].startswith(prefix))
+        cell["source"] = "".join(cell["source"]) + "\n# changed by the student\n"
+
+
+def duplicate_a_test_cell(notebook: str, cells: list) -> None:
+    """A Jupyter copy and paste of bptt's first public test cell, metadata and all."""
+    if notebook == "bptt":
+        index, cell = next((i, c) for i, c in enumerate(cells)
+                           if c["metadata"]["nbgrader"]["grade_id"].startswith("public_"))
+        cells.insert(index + 1, {**json.loads(json.dumps(cell)), "id": "pasted-copy"})
+
+
+TAMPERED = 2                        # test cells `tamper` changes
+SHADOW_COPIED = "shadow-copied"     # a student whose files reach submitted/ without the exchange
 
 
 @pytest.fixture(scope="module")
@@ -120,11 +164,19 @@ def round_trip(tmp_path_factory):
     for rel, text in make_nbgrader.expected_course().items():
         (course / rel).parent.mkdir(parents=True, exist_ok=True)
         (course / rel).write_text(text)
-    x = f"--Exchange.root={exchange}"
+    # The instructor's exchange, where the generated config says to set it.
+    (course / "local_nbgrader_config.py").write_text(f"c = get_config()\nc.Exchange.root = {str(exchange)!r}\n")
+    x = f"--Exchange.root={exchange}"       # the students' side: their own Jupyter's configuration
+    marker = root / "shadow-ran"
+    marker.mkdir()
     run("generate_assignment", ASSIGNMENT, "--create", "--force", cwd=course, env=env)
-    run("release_assignment", ASSIGNMENT, x, cwd=course, env=env)
+    run("release_assignment", ASSIGNMENT, cwd=course, env=env)
+    everything = {t.module: (SOLUTIONS / f"{t.module}.py").read_text() for t in UNIT.topics}
     students = {
-        "reference": ({t.module: (SOLUTIONS / f"{t.module}.py").read_text() for t in UNIT.topics}, {}),
+        "a-duplicate": (everything, {"edit": duplicate_a_test_cell}),
+        "reference": (everything, {}),
+        "tamper": ({}, {"edit": tamper}),
+        "shadow": ({}, {"extra_files": shadow_files(marker)}),
         "stubs": ({}, {}),
         **{f"mutant-{topic}": ({MODULE_OF[topic]: _mutant(topic, name)}, {}) for topic, name in MUTANTS.items()},
         "loop": ({"attention": LOOP, "bptt": (SOLUTIONS / "bptt.py").read_text()}, {}),
@@ -140,18 +192,26 @@ def round_trip(tmp_path_factory):
         run("fetch_assignment", ASSIGNMENT, "--course", ASSIGNMENT, x, cwd=home_dir, env=env)
         folder = home_dir / ASSIGNMENT
         fill(folder, mods, **how)
-        if mods and student != "reference":     # a student who did one topic hands in that notebook only
+        if mods and mods is not everything:     # a student who did one topic hands in that notebook only
             for path in folder.glob("*.ipynb"):
                 if not any(answer_module(c) in mods for c in json.loads(path.read_text())["cells"]):
                     path.unlink()
         modules[student] = {t.module: mods.get(t.module) for t in UNIT.topics
                             if (folder / f"{t.id}.ipynb").exists()}
         run("submit", ASSIGNMENT, "--course", ASSIGNMENT, x, f"--student={student}", cwd=home_dir, env=env)
-    run("collect", ASSIGNMENT, x, cwd=course, env=env)
+    run("collect", ASSIGNMENT, cwd=course, env=env)
+    # Files that reach submitted/ another way (copied by hand, an LMS download) are not
+    # filtered by collect: the kernel and the grader must still not import them.
+    shutil.copytree(course / "submitted" / "stubs", course / "submitted" / SHADOW_COPIED)
+    for rel, text in shadow_files(marker).items():
+        (course / "submitted" / SHADOW_COPIED / ASSIGNMENT / rel).parent.mkdir(parents=True, exist_ok=True)
+        (course / "submitted" / SHADOW_COPIED / ASSIGNMENT / rel).write_text(text)
+    modules[SHADOW_COPIED] = modules["stubs"]
     db_before = (course / "gradebook.db").read_bytes()
-    run("autograde", ASSIGNMENT, "--create", cwd=course, env=env, timeout=1800)
+    autograde = run("autograde", ASSIGNMENT, "--create", cwd=course, env=env, timeout=1800)
     run("generate_feedback", ASSIGNMENT, cwd=course, env=env)
-    return {"root": root, "course": course, "modules": modules, "db_before": db_before}
+    return {"root": root, "course": course, "modules": modules, "db_before": db_before, "marker": marker,
+            "autograde_log": autograde.stdout + autograde.stderr}
 
 
 def _scores(course: Path) -> dict[tuple[str, str], float]:
@@ -188,13 +248,16 @@ def released_module(course: Path, module: str) -> str:
 @pytest.mark.sweep
 def test_the_gradebook_agrees_with_the_grader_topic_by_topic(round_trip, tmp_path):
     scores = _scores(round_trip["course"])
-    for student in ("reference", "stubs", "mutant-bptt", "mutant-gate_derivative", "mutant-bleu"):
+    for student in ("reference", "stubs", "mutant-bptt", "mutant-gate_derivative", "mutant-bleu", "a-duplicate",
+                    "tamper", "shadow", SHADOW_COPIED):
         direct = _direct(round_trip, student, tmp_path)
         assert direct, student
         for topic, earned in direct.items():
             assert scores[student, topic] == pytest.approx(earned), (student, topic, scores[student, topic], earned)
-    assert all(scores["reference", t.id] == UNIT.rubric.topic(t.id).points for t in UNIT.topics)
-    assert all(scores["stubs", t.id] == 0 for t in UNIT.topics)
+    for student in ("reference", "a-duplicate"):
+        assert all(scores[student, t.id] == UNIT.rubric.topic(t.id).points for t in UNIT.topics), student
+    for student in ("stubs", "tamper", "shadow", SHADOW_COPIED):
+        assert all(scores[student, t.id] == 0 for t in UNIT.topics), student
     for topic in MUTANTS:
         assert 0 < scores[f"mutant-{topic}", topic] < UNIT.rubric.topic(topic).points
 
@@ -258,6 +321,126 @@ def test_the_released_notebooks_hold_no_solution_and_no_hidden_test(round_trip, 
         cells = json.loads(text)["cells"]
         (tmp_path / f"{path.stem}.txt").write_text("\n".join("".join(c["source"]) for c in cells))
     assert leak_check.check(tmp_path, UNIT) == []
+
+
+@pytest.mark.sweep
+def test_the_released_answer_cells_are_the_student_releases_stubs(round_trip, tmp_path):
+    """What the student fetches is what `make release` gives: no module-level leftovers of a
+    solution-only helper, so an untouched notebook is `not_implemented`, never `error`."""
+    for topic in UNIT.topics:
+        assert released_module(round_trip["course"], topic.module) == (STUBS / f"{topic.module}.py").read_text(), topic
+    for module in round_trip["modules"]["stubs"]:
+        (tmp_path / "untouched").mkdir(exist_ok=True)
+        (tmp_path / "untouched" / f"{module}.py").write_text(released_module(round_trip["course"], module))
+    _proc, score = grade(tmp_path / "untouched", tmp_path / "out")
+    assert {t["id"]: t["status"] for t in score["topics"]} == {t.id: "not_implemented" for t in UNIT.topics}
+
+
+def _log_by_student(log: str) -> dict[str, list[str]]:
+    """nbgrader autograde's log lines, by the student whose notebook was being sanitised."""
+    by_student: dict[str, list[str]] = {}
+    student = None
+    for line in log.splitlines():
+        m = re.search(r"Sanitizing .*[/\\]submitted[/\\]([^/\\]+)[/\\]", line)
+        if m:
+            student = m.group(1)
+        by_student.setdefault(student, []).append(line)
+    return by_student
+
+
+@pytest.mark.sweep
+def test_only_a_changed_locked_cell_warns(round_trip):
+    """nbgrader warns about every hidden test cell as released (jupyter/nbgrader#1961): only
+    the tampering student's two changed cells may warn."""
+    warnings = {student: [line for line in lines if "has changed!" in line]
+                for student, lines in _log_by_student(round_trip["autograde_log"]).items()}
+    assert len(warnings.pop("tamper")) == TAMPERED
+    assert not any(warnings.values()), {s: w[:2] for s, w in warnings.items() if w}
+
+
+@pytest.mark.sweep
+def test_files_beside_the_notebooks_are_never_imported(round_trip):
+    """A student's `autograder/` and `yaml.py` handed in beside the notebooks: collect leaves
+    them behind, and where they reach the autograded folder anyway, neither the kernel nor
+    the grader imports them (the shadow students score 0 in the agreement test)."""
+    assert not (round_trip["course"] / "submitted" / "shadow" / ASSIGNMENT / "yaml.py").exists()
+    assert (round_trip["course"] / "autograded" / SHADOW_COPIED / ASSIGNMENT / "yaml.py").exists()
+    assert sorted(p.name for p in round_trip["marker"].iterdir()) == []
+
+
+@pytest.mark.sweep
+def test_a_copied_test_cell_stops_no_one(round_trip):
+    """A copy and paste of a test cell used to end `nbgrader autograde` for the whole class
+    (SchemaTooOldError); the copy is not graded, the student and everyone after are."""
+    scores = _scores(round_trip["course"])
+    graded = {student for student, _nb in scores}
+    assert {"a-duplicate", "reference", "stubs", "tamper"} <= graded
+    assert "exists multiple times" in "\n".join(_log_by_student(round_trip["autograde_log"])["a-duplicate"])
+    nb = json.loads((round_trip["course"] / "autograded" / "a-duplicate" / ASSIGNMENT / "bptt.ipynb").read_text())
+    original = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+                    .startswith("public_"))
+    twins = [c for c in nb["cells"] if "".join(c["source"]) == REMOVED or c is original]
+    assert len(twins) == 2, "the copy is neither graded once nor emptied"
+    assert [("nbgrader" in c["metadata"]) for c in twins].count(True) == 1
+
+
+@pytest.mark.sweep
+def test_feedback_says_one_point_in_the_singular(round_trip):
+    html = "\n".join(p.read_text() for p in (round_trip["course"] / "feedback" / "reference").rglob("*.html"))
+    assert "passed (1 point)" in html and "(1 points)" not in html
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+MEASURE = """<script>window.addEventListener("load", () => {
+  const boxes = [...document.querySelectorAll("div.output_area pre, div.output_subarea pre")];
+  const cut = boxes.filter(b => b.scrollWidth > b.clientWidth + 1).map(b => b.textContent.slice(0, 80));
+  document.body.setAttribute("data-boxes", boxes.length);
+  document.body.setAttribute("data-cut", JSON.stringify(cut));
+});</script>"""
+
+
+@pytest.mark.sweep
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+def test_feedback_shows_every_message_whole_in_a_browser(round_trip, tmp_path):
+    """The feedback of a student with failing tests, laid out by headless Chromium at a
+    laptop's width: no output box is wider than it shows (a cut-off message scrolls)."""
+    import html as html_module
+    for topic in MUTANTS:
+        page = next((round_trip["course"] / "feedback" / f"mutant-{topic}" / ASSIGNMENT).glob(f"{topic}.html"))
+        probe = tmp_path / f"{topic}.html"
+        probe.write_text(page.read_text().replace("</body>", MEASURE + "</body>"))
+        proc = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1024,768",
+                               "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
+                              capture_output=True, text=True, timeout=120)
+        m = re.search(r'<body[^>]*data-boxes="(\d+)"[^>]*data-cut="([^"]*)"', proc.stdout)
+        assert m, f"the page did not load in Chromium: {proc.stderr[-500:]}"
+        assert int(m.group(1)) > 0, f"{topic}: no output box in the feedback"
+        assert json.loads(html_module.unescape(m.group(2))) == [], f"{topic}: messages cut off"
+
+
+def test_the_release_of_an_answer_cell_is_its_stub():
+    """generate_assignment's clearing, then ReleaseTheStubs, on every answer cell of the course."""
+    from nbformat import from_dict
+    from nbgrader.preprocessors import ClearSolutions
+
+    from autograder.nbgrader_preprocessors import ReleaseTheStubs
+    for rel, text in make_nbgrader.expected_course().items():
+        if rel.endswith(".ipynb"):
+            nb = from_dict(json.loads(text))
+            cell = next(c for c in nb.cells if answer_module(c))
+            for step in (ClearSolutions(), ReleaseTheStubs()):
+                cell, _resources = step.preprocess_cell(cell, {}, 0)
+            module = answer_module(cell)
+            assert cell.source == f"%%writefile {module}.py\n" + (STUBS / f"{module}.py").read_text(), rel
+            assert STUB_KEY not in cell.metadata
+
+
+def test_what_nbgrader_writes_in_the_course_is_ignored_by_git():
+    written = ["release/x.ipynb", "submitted/s/a/x.ipynb", "autograded/s/a/x.ipynb", "feedback/s/a/x.html",
+               "gradebook.db", "local_nbgrader_config.py"]
+    proc = subprocess.run(["git", "check-ignore", "--no-index", *(f"course/{rel}" for rel in written)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert sorted(proc.stdout.split()) == sorted(f"course/{rel}" for rel in written)
 
 
 def test_the_course_on_disk_is_what_make_nbgrader_writes():
