@@ -429,10 +429,28 @@ def test_the_release_of_an_answer_cell_is_its_stub():
             nb = from_dict(json.loads(text))
             cell = next(c for c in nb.cells if answer_module(c))
             for step in (ClearSolutions(), ReleaseTheStubs()):
-                cell, _resources = step.preprocess_cell(cell, {}, 0)
+                cell, _resources = step.preprocess_cell(cell, {"language": "python"}, 0)
             module = answer_module(cell)
             assert cell.source == f"%%writefile {module}.py\n" + (STUBS / f"{module}.py").read_text(), rel
             assert STUB_KEY not in cell.metadata
+
+
+def test_a_copied_course_cell_is_dropped_without_an_error():
+    """nbgrader's DeduplicateIds leaves `{}` as the copy's metadata, and CheckCellMetadata then
+    raises SchemaTooOldError, which ends `nbgrader autograde` for the whole class."""
+    from nbformat import from_dict
+    from nbgrader.preprocessors import CheckCellMetadata
+
+    from autograder.nbgrader_preprocessors import KeepOneCellPerId
+    nb = from_dict(json.loads(make_nbgrader.expected_course()[f"source/{ASSIGNMENT}/bptt.ipynb"]))
+    test = next(i for i, c in enumerate(nb.cells) if c.metadata["nbgrader"]["grade"])
+    nb.cells.insert(test + 1, from_dict(json.loads(json.dumps(nb.cells[test]))))
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells]
+    nb, _resources = KeepOneCellPerId().preprocess(nb, {})
+    CheckCellMetadata().preprocess(nb, {})
+    assert "nbgrader" not in nb.cells[test].metadata
+    assert [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata] == \
+        ids[:test] + ids[test + 1:]
 
 
 def test_what_nbgrader_writes_in_the_course_is_ignored_by_git():
