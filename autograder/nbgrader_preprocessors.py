@@ -50,7 +50,7 @@ class KeepOneCellPerId(NbGraderPreprocessor):
     back, as OverwriteCells puts back the rest of a course cell."""
 
     def preprocess(self, nb, resources):
-        seen: set[str] = set()
+        seen = set()
         for cell in reversed(nb.cells):
             meta = cell.metadata.get("nbgrader")
             if not isinstance(meta, dict) or "grade_id" not in meta:

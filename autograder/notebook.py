@@ -139,7 +139,7 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
             raise GradeCellFailed(_("the grader could not run: {reason}").format(
                 reason=lines[-1] if lines else proc.returncode))
         text = score_file.read_text(encoding="utf-8")
-        if cached is not None:
+        if shared is not None and cached is not None:
             for stale in shared.glob("*.json"):          # a day is longer than any autograde run
                 if time.time() - stale.stat().st_mtime > 86400:
                     stale.unlink(missing_ok=True)

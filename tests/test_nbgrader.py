@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import ENGLISH, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, grade
 
 sys.path.insert(0, str(REPO / "scripts"))
@@ -265,7 +264,7 @@ def test_the_gradebook_agrees_with_the_grader_topic_by_topic(round_trip, tmp_pat
 @pytest.mark.sweep
 def test_the_feedback_shows_the_graders_hint_and_no_hidden_test(round_trip):
     feedback = round_trip["course"] / "feedback"
-    for topic, name in MUTANTS.items():
+    for topic in MUTANTS:
         html = next((feedback / f"mutant-{topic}" / ASSIGNMENT).glob(f"{topic}.html")).read_text()
         failing = [t for t in UNIT.rubric.topic(topic).tests if t.visibility == "hidden"]
         assert any(_escaped(t.hint[:60]) in html for t in failing), f"no hint of {topic} in its feedback"

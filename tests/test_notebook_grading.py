@@ -12,7 +12,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from helpers import REPO, UNIT
 
 sys.path.insert(0, str(REPO / "scripts"))
