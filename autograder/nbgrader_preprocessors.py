@@ -46,16 +46,20 @@ class KeepOneCellPerId(NbGraderPreprocessor):
     CheckCellMetadata then takes for an outdated schema: `nbgrader autograde` raises
     SchemaTooOldError and grades no one after that student. Here a copy loses its nbgrader
     metadata entirely and so becomes one of the student's own cells (which do not run); the
-    last cell with the id is graded as usual. A schema version the student changed is put
-    back, as OverwriteCells puts back the rest of a course cell."""
+    last cell with the id is graded as usual. So does nbgrader metadata without an id (no
+    course cell lacks one), and a schema version the student changed is put back, as
+    OverwriteCells puts back the rest of a course cell: a schema nbgrader does not know
+    would stop the class too (SchemaTooOldError, SchemaTooNewError)."""
 
     def preprocess(self, nb, resources):
         seen = set()
         for cell in reversed(nb.cells):
             meta = cell.metadata.get("nbgrader")
-            if not isinstance(meta, dict) or "grade_id" not in meta:
+            if meta is None:
                 continue
-            if meta["grade_id"] in seen:
+            if not isinstance(meta, dict) or "grade_id" not in meta:
+                del cell.metadata["nbgrader"]       # made up by the student: no course cell lacks an id
+            elif meta["grade_id"] in seen:
                 self.log.warning("Cell with id '%s' exists multiple times: the copy is not graded", meta["grade_id"])
                 del cell.metadata["nbgrader"]
             else:

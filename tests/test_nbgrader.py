@@ -436,7 +436,8 @@ def test_the_release_of_an_answer_cell_is_its_stub():
 
 def test_a_copied_course_cell_is_dropped_without_an_error():
     """nbgrader's DeduplicateIds leaves `{}` as the copy's metadata, and CheckCellMetadata then
-    raises SchemaTooOldError, which ends `nbgrader autograde` for the whole class."""
+    raises SchemaTooOldError, which ends `nbgrader autograde` for the whole class; so would a
+    schema version a student changed or made up."""
     from nbformat import from_dict
     from nbgrader.preprocessors import CheckCellMetadata
 
@@ -445,6 +446,10 @@ def test_a_copied_course_cell_is_dropped_without_an_error():
     test = next(i for i, c in enumerate(nb.cells) if c.metadata["nbgrader"]["grade"])
     nb.cells.insert(test + 1, from_dict(json.loads(json.dumps(nb.cells[test]))))
     ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells]
+    made_up = from_dict({"cell_type": "code", "metadata": {"nbgrader": {"schema_version": 4}}, "source": "",
+                         "outputs": [], "execution_count": None})
+    nb.cells.append(made_up)
+    nb.cells[0].metadata["nbgrader"]["schema_version"] = 1
     nb, _resources = KeepOneCellPerId().preprocess(nb, {})
     CheckCellMetadata().preprocess(nb, {})
     assert "nbgrader" not in nb.cells[test].metadata
