@@ -17,7 +17,7 @@ GRADE_ARGS ?=
 help:
 	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
 	@echo "make test     run the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
-	@echo "make lint     ruff and mypy (run by make test)"
+	@echo "make lint     ruff, mypy and the import contracts (lint-imports)"
 	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, the nbgrader round trip, containment as root"
 	@echo "make stubs    regenerate assignments/ from solutions/"
 	@echo "make nbgrader regenerate the nbgrader course in course/"
@@ -57,10 +57,12 @@ grade: $(VENV)/.installed-base catalogues
 test: $(VENV)/.installed-dev catalogues
 	$(CACHED) $(PY) -m pytest tests -q -n $(TEST_JOBS) -m "not sweep"
 
-# ruff (pyflakes, syntax, bugbear, import order, pyupgrade) over the code and mypy over the engine.
+# ruff (pyflakes, syntax, bugbear, import order, pyupgrade) over the code, mypy over the engine,
+# and the import contracts of pyproject.toml (the engine's layers; tests/test_layering.py too).
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check autograder scripts tests
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 sweep: $(VENV)/.installed-dev catalogues
 	$(CACHED) $(PY) -m pytest tests -q -n $(TEST_JOBS) -m sweep

@@ -120,7 +120,8 @@ class MutationCheck:
         self.first_problem: Exception | None = None
 
     def call(self, function: str, *args):
-        from autograder.isolation.sandbox import StudentProblem   # the grader side only
+        # Imported on first use, for start-up speed: a suite that imports checks loads no sandbox.
+        from autograder.isolation.sandbox import StudentProblem
 
         try:
             result = getattr(self.module, function)(*args)

@@ -36,7 +36,10 @@ from pathlib import Path
 
 from autograder import i18n
 from autograder.i18n import _
+from autograder.intake.files import read_regular
 from autograder.reports.markdown import OUTCOME_WORDS
+from autograder.unit.load import load_unit
+from autograder.version import grader_version
 
 ANSWER_PREFIX = "module_"          # grade_id of a topic's answer cell: module_<module>
 STUB_KEY = "autograder_release"    # an answer cell's metadata in the source notebook: its released text
@@ -61,8 +64,6 @@ def answer_body(source: str) -> str:
 def modules_in(folder: Path) -> dict[str, str]:
     """module name -> source, from the answer cells of the notebooks in `folder`."""
     modules = {}
-    from autograder.isolation.sandbox import read_regular
-
     for path in sorted(Path(folder).glob("*.ipynb")):
         data = read_regular(path, limit=20 << 20)      # a FIFO or a link is never read
         try:
@@ -153,20 +154,15 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
 @lru_cache(maxsize=1)
 def _grader_version() -> str:
     """The installed grader's version, read once per kernel (test cells call grade_cell often)."""
-    from autograder import assignment
-    from autograder.version import grader_version
-
-    return grader_version(assignment.load().path)
+    return grader_version(load_unit().path)
 
 
 @lru_cache(maxsize=1)
 def hidden_suites_here() -> bool:
     """Whether this installation holds the hidden suites (the instructor's does, a
     student's does not: there the hidden test cells are empty anyway)."""
-    from autograder import assignment
-
     try:
-        return assignment.load().dirs["hidden_tests"].is_dir()
+        return load_unit().dirs["hidden_tests"].is_dir()
     except Exception:  # noqa: BLE001 - no unit installed: the grading below says so
         return False
 

@@ -26,7 +26,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 import make_stubs  # noqa: E402
 
-from autograder import assignment, i18n  # noqa: E402
+from autograder import i18n  # noqa: E402
+from autograder.unit.load import load_unit  # noqa: E402
 
 MARKERS = ("_", "N_")
 
@@ -128,7 +129,7 @@ def main(argv=None) -> int:
                   for lang in i18n.LANGUAGES if lang != "en"]
     for unit_dir in sorted((REPO / "autograder" / "units").iterdir()):
         if (unit_dir / "unit.yaml").is_file():
-            unit = assignment.load(unit_dir)
+            unit = load_unit(unit_dir)
             catalogues += [(i18n.catalogue(unit.path / "locale", i18n.UNIT_DOMAIN, lang), unit_messages(unit), lang)
                            for lang in i18n.LANGUAGES if lang != "en"]
     for po, messages, lang in catalogues:

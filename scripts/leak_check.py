@@ -90,13 +90,13 @@ def check(release: Path, unit) -> list[str]:
 
 def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
-    from autograder import assignment
+    from autograder.unit.load import load_unit
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("release", type=Path)
     p.add_argument("--assignment", default=None)
     args = p.parse_args(argv)
-    problems = check(args.release, assignment.load(args.assignment))
+    problems = check(args.release, load_unit(args.assignment))
     for problem in problems[:50]:
         print(f"leak: {problem}")
     print(f"leak check of {args.release}: {'FAILED, ' + str(len(problems)) + ' leak(s)' if problems else 'clean'}")

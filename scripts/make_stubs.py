@@ -141,17 +141,18 @@ def stub_source(source: str, name: str = "<solution>", origin: str | None = None
 
 def folders(unit_name=None) -> tuple[Path, Path]:
     """(reference folder, stub folder) of a unit."""
-    from autograder import assignment
+    from autograder.unit.load import load_unit
 
-    unit = assignment.load(unit_name)
+    unit = load_unit(unit_name)
     return unit.dirs["reference"], REPO / unit.stubs
 
 
 def chinese(unit_name=None):
     """text -> its Chinese translation in the unit's catalogue ("" when there is none)."""
-    from autograder import assignment, i18n
+    from autograder import i18n
+    from autograder.unit.load import load_unit
 
-    unit = assignment.load(unit_name)
+    unit = load_unit(unit_name)
     po = i18n.catalogue(unit.path / "locale", i18n.UNIT_DOMAIN, "zh")
     table = i18n.read_po(po.read_text(encoding="utf-8")) if po.is_file() else {}
     return lambda text: table.get(text, "")

@@ -36,8 +36,9 @@ TEMPLATES = Path(__file__).resolve().parent / "release"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from autograder import assignment, i18n  # noqa: E402
-from autograder.pr import write_manifest  # noqa: E402
+from autograder import i18n  # noqa: E402
+from autograder.intake.manifest import write_manifest  # noqa: E402
+from autograder.unit.load import load_unit  # noqa: E402
 import i18n as extraction  # noqa: E402  (scripts/i18n.py: where each message is used)
 import leak_check  # noqa: E402
 
@@ -248,7 +249,7 @@ def build_gradescope(bundle: Path, dst: Path) -> Path:
 
 
 def build(out: Path, unit_name=None) -> tuple[Path, Path, list[str]]:
-    unit = assignment.load(unit_name)
+    unit = load_unit(unit_name)
     student, bundle = out / "student", out / "grader-bundle"
     for folder in (student, bundle):
         shutil.rmtree(folder, ignore_errors=True)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import yaml
 
-from autograder import assignment
+from autograder.unit.load import load_unit
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "rnn_prehistory"
 STUBS = REPO / "assignments" / "rnn_prehistory"
-UNIT = assignment.load("rnn_prehistory")
+UNIT = load_unit("rnn_prehistory")
 HIDDEN_TESTS = UNIT.dirs["hidden_tests"]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from helpers import SOLUTIONS, STUBS, UNIT, run_grader
 
-from autograder import intake
+from autograder.intake import submissions
 
 MODULES = {t.module for t in UNIT.topics}
 
@@ -47,7 +47,7 @@ def _class(root: Path) -> Path:
 
 
 def test_every_entry_is_a_submission_or_says_why_not(tmp_path):
-    entries = {e.name: e for e in intake.find(_class(tmp_path / "class"), MODULES, tmp_path / "scratch")}
+    entries = {e.name: e for e in submissions.find(_class(tmp_path / "class"), MODULES, tmp_path / "scratch")}
     assert set(entries) == {"alice", "george", "helen", "ivan", "jane", "kate", "notes.txt", "broken", "lena"}
     ok = {n: e for n, e in entries.items() if e.status == "ok"}
     assert set(ok) == {"alice", "george", "helen", "ivan", "jane"}
@@ -112,7 +112,7 @@ def test_batch_grades_them_reports_the_rest_and_resumes(tmp_path):
 def test_one_job_per_core_keeps_to_its_core_and_fewer_jobs_get_a_spare_worker():
     import os
 
-    from autograder.batch import job_configs
+    from autograder.commands.batch import job_configs
 
     cpus = sorted(os.sched_getaffinity(0))
     full = job_configs({"seed": 1}, len(cpus))
@@ -142,7 +142,7 @@ def test_single_wrapper_folders_are_looked_through_and_the_graded_folder_named(t
     (root / "lee-main" / "README.md").write_text("# my repository")
     shutil.copytree(SOLUTIONS, root / "mo" / "mo-main" / "assignments" / "rnn_prehistory")   # unzipped into a folder
     (root / "mo" / "__MACOSX").mkdir()
-    entries = {e.name: e for e in intake.find(root, MODULES, tmp_path / "scratch")}
+    entries = {e.name: e for e in submissions.find(root, MODULES, tmp_path / "scratch")}
     assert entries["lee"].status == "ok" and entries["lee"].shown_as == "lee.zip/lee-main/assignments/rnn_prehistory"
     assert entries["lee-main"].status == "ok", entries["lee-main"]
     assert entries["lee-main"].shown_as == "lee-main/assignments/rnn_prehistory"
@@ -151,7 +151,7 @@ def test_single_wrapper_folders_are_looked_through_and_the_graded_folder_named(t
     upload = tmp_path / "upload"               # Gradescope: the same zip unpacked in its submission folder
     with zipfile.ZipFile(root / "lee.zip") as z:
         z.extractall(upload)
-    assert intake.from_upload(upload, MODULES).shown_as == "lee-main/assignments/rnn_prehistory"
+    assert submissions.from_upload(upload, MODULES).shown_as == "lee-main/assignments/rnn_prehistory"
 
 
 def test_no_link_is_followed_to_the_module_files(tmp_path):
@@ -170,7 +170,7 @@ def test_no_link_is_followed_to_the_module_files(tmp_path):
         info = tarfile.TarInfo("kim/rnn_prehistory")
         info.type, info.linkname = tarfile.SYMTYPE, "../../bob/assignments/rnn_prehistory"
         t.addfile(info)
-    entries = {e.name: e for e in intake.find(root, MODULES, tmp_path / "scratch")}
+    entries = {e.name: e for e in submissions.find(root, MODULES, tmp_path / "scratch")}
     assert entries["bob"].status == "ok"
     for name, link in (("helen", "helen/assignments/rnn_prehistory"), ("ivy", "ivy/bptt.py"),
                        ("jo", "jo/jo-main"), ("kim", "kim/kim/rnn_prehistory")):
@@ -179,9 +179,9 @@ def test_no_link_is_followed_to_the_module_files(tmp_path):
             entries[name].detail
     upload = tmp_path / "submission"                                    # Gradescope: an upload that is a link
     upload.symlink_to(bob)
-    assert intake.from_upload(upload, MODULES).status == "not_a_submission"
-    assert intake.links_on_the_way(root / "helen", Path("assignments/rnn_prehistory")) == "assignments/rnn_prehistory"
-    assert intake.links_on_the_way(root / "bob", Path("assignments/rnn_prehistory")) == ""
+    assert submissions.from_upload(upload, MODULES).status == "not_a_submission"
+    assert submissions.links_on_the_way(root / "helen", Path("assignments/rnn_prehistory")) == "assignments/rnn_prehistory"
+    assert submissions.links_on_the_way(root / "bob", Path("assignments/rnn_prehistory")) == ""
 
 
 def _bz2_bomb(path: Path, declared: int, zeros_mb: int) -> None:
@@ -213,7 +213,7 @@ def test_archive_bombs_and_huge_archives_are_refused_with_the_limit_they_broke(t
             z.write(p, f"zeros/{p.name}")
     shutil.copytree(SOLUTIONS, root / "alice")
     started = time.monotonic()
-    entries = {e.name: e for e in intake.find(root, MODULES, tmp_path / "scratch")}
+    entries = {e.name: e for e in submissions.find(root, MODULES, tmp_path / "scratch")}
     elapsed = time.monotonic() - started
     assert entries["alice"].status == "ok"
     assert entries["bomb"].status == "not_a_submission" and "unpacks to more than" in entries["bomb"].detail
@@ -221,10 +221,10 @@ def test_archive_bombs_and_huge_archives_are_refused_with_the_limit_they_broke(t
     assert entries["zeros"].status == "not_a_submission" and "times its size" in entries["zeros"].detail
     assert elapsed < 60, f"refusing three archives took {elapsed:.0f} s"      # the 1 TiB is never decompressed
     # The child's time limit: an archive that takes longer to unpack than allowed is refused.
-    monkeypatch.setitem(intake.UNPACK_LIMITS, "seconds", 0.01)
+    monkeypatch.setitem(submissions.UNPACK_LIMITS, "seconds", 0.01)
     with zipfile.ZipFile(root / "slow.zip", "w") as z:
         z.write(SOLUTIONS / "bptt.py", "bptt.py")
-    slow = intake.find(root, MODULES, tmp_path / "scratch2")
+    slow = submissions.find(root, MODULES, tmp_path / "scratch2")
     assert [e.detail for e in slow if e.name == "slow"] == ["slow.zip: unpacking it took longer than 0.01 s"]
 
 
@@ -307,4 +307,4 @@ def test_an_archive_named_only_by_its_extension_gets_a_folder_of_its_own(tmp_pat
     for name in (".zip", "..zip"):
         with zipfile.ZipFile(root / name, "w") as z:
             z.write(SOLUTIONS / "bptt.py", "bptt.py")
-    assert sorted(e.name for e in intake.find(root, MODULES, tmp_path / "scratch")) == ["..zip", ".zip"]
+    assert sorted(e.name for e in submissions.find(root, MODULES, tmp_path / "scratch")) == ["..zip", ".zip"]

@@ -205,11 +205,11 @@ def call_kept():
 SANDBOX_SCRIPT = r'''
 import json, sys
 from pathlib import Path
-from autograder import assignment
 from autograder.isolation.sandbox import Sandbox, StudentCodeError, StudentModule
 from autograder.units.rnn_prehistory.oracles import RelError
+from autograder.unit.load import load_unit
 
-unit = assignment.load("rnn_prehistory")
+unit = load_unit("rnn_prehistory")
 out = {}
 with Sandbox(unit, Path(sys.argv[1])) as sandbox:
     sandbox.start()

@@ -21,8 +21,8 @@ PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
 
 def _all_catalogues():
     out = [(i18n.catalogue(i18n.ENGINE_LOCALE, i18n.ENGINE_DOMAIN, "zh"), catalogues.engine_messages())]
-    from autograder import assignment
-    unit = assignment.load("rnn_prehistory")
+    from autograder.unit.load import load_unit
+    unit = load_unit("rnn_prehistory")
     out.append((i18n.catalogue(unit.path / "locale", i18n.UNIT_DOMAIN, "zh"), catalogues.unit_messages(unit)))
     return out
 

@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-from autograder import assignment
+from autograder.unit.load import load_unit
+from autograder.unit.model import MANIFEST_KEYS, UnitError
 from helpers import REPO
 
 MANIFEST = """
@@ -43,7 +44,7 @@ def write_unit(tmp_path, extra="", limit_extra="", topic_extra="", function_extr
 
 
 def test_a_valid_manifest_loads(tmp_path):
-    unit = assignment.load(write_unit(tmp_path, extra="hidden_helpers: [oracles]"))
+    unit = load_unit(write_unit(tmp_path, extra="hidden_helpers: [oracles]"))
     assert unit.hidden_helpers == ("oracles",) and unit.topics[0].module == "doubler"
 
 
@@ -54,22 +55,22 @@ def test_a_valid_manifest_loads(tmp_path):
     ("a function", {"function_extra": "kepp: [1]"}, "kepp", "keep"),
 ])
 def test_an_unknown_key_is_refused_with_the_nearest_valid_one(tmp_path, where, kwargs, key, nearest):
-    with pytest.raises(assignment.UnitError) as error:
-        assignment.load(write_unit(tmp_path, **kwargs))
+    with pytest.raises(UnitError) as error:
+        load_unit(write_unit(tmp_path, **kwargs))
     message = str(error.value)
     assert f"unknown key {key!r}" in message and f"did you mean {nearest!r}" in message, message
 
 
 def test_a_key_unlike_any_lists_the_valid_ones(tmp_path):
-    with pytest.raises(assignment.UnitError, match="valid keys: name, title"):
-        assignment.load(write_unit(tmp_path, extra="zzz: 1"))
+    with pytest.raises(UnitError, match="valid keys: name, title"):
+        load_unit(write_unit(tmp_path, extra="zzz: 1"))
 
 
 def test_the_shipped_unit_uses_only_schema_keys():
     import yaml
 
-    data = yaml.safe_load((assignment.load().path / "unit.yaml").read_text(encoding="utf-8"))
-    assert set(data) <= set(assignment.MANIFEST_KEYS)
+    data = yaml.safe_load((load_unit().path / "unit.yaml").read_text(encoding="utf-8"))
+    assert set(data) <= set(MANIFEST_KEYS)
 
 
 def test_authoring_table_is_generated_from_the_schema():
@@ -77,5 +78,5 @@ def test_authoring_table_is_generated_from_the_schema():
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     text = (REPO / "docs" / "AUTHORING.md").read_text(encoding="utf-8")
-    for key in assignment.MANIFEST_KEYS:
+    for key in MANIFEST_KEYS:
         assert f"| `{key}` |" in text

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import assignment
+from autograder.unit.load import load_unit
+from autograder.unit.model import UnitError
 from autograder.grading.oral_exam import readiness
 from autograder.grading.score import TestOutcome, TopicResult
 from helpers import UNIT, grade, make_submission
@@ -52,8 +53,8 @@ def test_a_reference_to_a_test_not_in_the_rubric_fails_loudly(tmp_path):
     unit = shutil.copytree(UNIT.path, tmp_path / "rnn_prehistory", symlinks=True)
     text = (unit / "oral_exam.yaml").read_text().replace("test_attribute_error_strict_inequality", "test_no_such_test")
     (unit / "oral_exam.yaml").write_text(text)
-    with pytest.raises(assignment.UnitError, match="test_no_such_test"):
-        assignment.load(unit)
+    with pytest.raises(UnitError, match="test_no_such_test"):
+        load_unit(unit)
 
 
 def test_score_json_and_md_show_readiness(tmp_path):

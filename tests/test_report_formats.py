@@ -18,7 +18,7 @@ import xmlschema
 
 from autograder import reports
 from autograder.grading.score import GradeResult, TestOutcome, TopicResult
-from autograder.reports import gradescope, junit, markdown, score_json
+from autograder.reports import gradescope_results, junit, markdown, score_json
 
 JUNIT_XSD = Path(__file__).parent / "junit-10.xsd"
 HIDDEN_NAMES = ("test_hidden_secret_value", "test_hidden_secret_shape")
@@ -115,7 +115,7 @@ def test_a_pass_mark_is_stated_wherever_the_score_is(mark, reached):
     result = sample_result(pass_mark=mark)                       # 4.5 / 8.5 = 52.94 %
     md = markdown.render(result)
     doc = score_json.document(result)
-    results = gradescope.document(result)
+    results = gradescope_results.document(result)
     word = "reached" if reached else "Below the pass mark"
     assert word in md and f"{mark:g}%" in md and "52.94%" in md
     assert doc["pass_mark"] == {"percent": mark, "reached": reached}
@@ -129,7 +129,7 @@ def test_the_tampered_files_are_in_every_format():
     result = sample_result(tampered=["autograder/grading/score.py", "Makefile"])
     assert "`autograder/grading/score.py`" in markdown.render(result)
     assert score_json.document(result)["tampered"] == result.tampered
-    results = gradescope.document(result)
+    results = gradescope_results.document(result)
     assert results["extra_data"]["tampered"] == result.tampered and "Makefile" in results["output"]
     assert "autograder/grading/score.py, Makefile" in junit.render(result)
 

@@ -11,7 +11,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from autograder.grading.score import GradeResult, TestOutcome, TopicResult
-from autograder.reports import gradescope, junit, markdown, terminal
+from autograder.reports import gradescope_results, junit, markdown, terminal
 from autograder.reports.text import csv_cell, plain
 from autograder.reports.text import markdown as md_text
 
@@ -46,7 +46,7 @@ def test_junit_parses_and_holds_no_control_character():
 def test_terminal_and_gradescope_hold_no_escape_sequence():
     table = terminal.table(hostile_result())
     assert "\x1b" not in table and "\x07" not in table and "\x9b" not in table
-    output = json.loads(gradescope.render(hostile_result()))["tests"][0]["output"]
+    output = json.loads(gradescope_results.render(hostile_result()))["tests"][0]["output"]
     assert "\x1b" not in output and "\x00" not in output
 
 
@@ -94,7 +94,7 @@ def test_markdown_outputs_make_no_link_mention_or_bidi_override():
     topic = TopicResult("bptt", "t", "bptt", "error", GITHUB_BAIT, [test])
     graded = TopicResult("attention", "t", "attention", "graded", "", [test])
     result = GradeResult("unit", "sub", seed=1, duration_s=0.1, topics=[topic, graded])
-    results_json = json.loads(gradescope.render(result))
+    results_json = json.loads(gradescope_results.render(result))
     for text in (markdown.render(result), results_json["tests"][0]["output"]):
         assert "x.invalid" in text and "octocat" in text, "the student's text is kept, readable"
         rendered = _github_html(text)

@@ -6,19 +6,19 @@ from importlib import metadata
 import numpy
 import pytest
 
-from autograder import assignment
+from autograder.unit.load import load_unit
 from autograder.version import grader_version
 
 
 def test_grader_version_names_numpy_and_pytest():
-    version = grader_version(assignment.load().path)
+    version = grader_version(load_unit().path)
     assert f"numpy{numpy.__version__}" in version
     assert f"pytest{pytest.__version__}" in version
     assert version.startswith(metadata.version("autograder") + "+")
 
 
 def test_grader_version_changes_with_a_scoring_library(monkeypatch):
-    unit = assignment.load().path
+    unit = load_unit().path
     before = grader_version(unit)
     grader_version.cache_clear()
     real = metadata.version

@@ -1,7 +1,7 @@
 """Grade one submission, in named stages:
 
     probe -> run suites -> collect outcomes -> score      (this module)
-    -> reports -> artefacts                                (autograder.cli)
+    -> the unit's artefacts -> reports                     (autograder.pipeline)
 
 `grade()` owns the Sandbox: it starts the worker first, so that the worker's start-up
 overlaps the import of pytest and the suites, and closes it when the suites are done.
@@ -13,16 +13,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
-from autograder.assignment import Unit, register_package
-from autograder.grading.score import GradeResult, GraderError, score_topic
 from autograder import i18n
 from autograder.grading.oral_exam import readiness
+from autograder.grading.score import GraderError, GradeResult, score_topic
 from autograder.grading.seed import submission_seed
-from autograder.version import grader_version
 from autograder.grading.todo import unfinished
+from autograder.unit.model import Unit, register_package
+from autograder.version import grader_version
 
 if TYPE_CHECKING:          # imported when grading starts: the worker image starts before numpy loads here
     from autograder.isolation.sandbox import Sandbox
@@ -118,6 +117,7 @@ def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None, only: di
     `observer` (the unit's artefacts): its `first_topics` run first, and its
     `topic_done(topic, extras)` hears when each topic's last test is over. `only`: the
     topics graded on a selection of their tests (`selected_tests`); their others are deselected."""
+    # Imported here for start-up speed: pytest and the plugin (numpy) load while the worker starts.
     import pytest
 
     from autograder.grading.plugin import Collector, module_fixtures
@@ -137,6 +137,7 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     """Grade one submission. `image`: a worker image to fork the workers from (a batch
     job's); by default the Sandbox starts its own. `observer`: see `run_suites`. `spare`:
     whether background calls get a second worker (see `Sandbox`)."""
+    # Imported here for start-up speed: the sandbox loads numpy, which the worker image must not wait for.
     from autograder.isolation.sandbox import IsolationError, Sandbox
 
     started = started or time.perf_counter()
@@ -147,8 +148,9 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     visibilities = SUITES[options.suite]
     with Sandbox(unit, submission, hidden="hidden" in visibilities, trusted=options.trusted, image=image,
                  spare=spare) as sandbox:
-        # The worker starts in the background: import pytest and the plugin meanwhile.
+        # Imported here for start-up speed: the worker starts in the background, pytest and the plugin load meanwhile.
         import pytest  # noqa: F401
+
         from autograder.grading import plugin  # noqa: F401
         try:
             sandbox_info = sandbox.start()
@@ -157,7 +159,7 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
                               "grade only the public tests (--suite public), or pass --trust-submission "
                               "for code you trust (e.g. the reference)") from None
         probes = {t.id: sandbox.probe(t.module) for t in topics}                 # stage: probe
-        # A selection of tests writes no artefacts (cli.Artefacts.write): no early work for them.
+        # A selection of tests writes no artefacts (pipeline.ArtefactsHook.write): no early work for them.
         collector = run_suites(sandbox, suite_files(unit, topics, options.suite, only), seed,   # stage: run suites
                                None if only else observer, only)
         if sandbox.failure is not None:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from autograder.intake.files import read_regular
+
 VERSION = b"autograder-seed-v1"
 
 
 def submission_seed(unit, submission: Path) -> int:
     """A seed in [0, 2**31) from the unit's name and the bytes of its modules in `submission`."""
-    from autograder.isolation.sandbox import read_regular
-
     digest = hashlib.sha256(VERSION + b"\0" + unit.name.encode() + b"\0")
     for module in sorted(set(unit.modules)):
         data = read_regular(Path(submission) / f"{module}.py")

@@ -29,26 +29,13 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from autograder.assignment import Unit
+if TYPE_CHECKING:          # for the annotations only: this module loads nothing heavy (see above)
+    from autograder.unit.model import Unit
 
 # Variables a worker may inherit: the OpenBLAS ones work around wrong results on some CPUs.
 PASSED_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-
-
-@dataclass
-class Limits:
-    """A worker's limits (the unit's `limits`)."""
-
-    call_timeout_s: float = 5.0
-    import_timeout_s: float = 10.0
-    startup_timeout_s: float = 30.0
-    memory_mb: int = 1024
-    cpu_s: int = 600
-    disk_mb: int = 64
 
 
 def scrubbed_env() -> dict:

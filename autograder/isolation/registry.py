@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from autograder.isolation import wire
+
 _REGISTRY: dict[str, type] = {}
 
 
@@ -35,8 +37,6 @@ def encode(obj):
     cls = type(obj)
     if _REGISTRY.get(cls.__name__) is cls:
         state = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-        from autograder.isolation import wire
-
         return {"$obj": [cls.__name__, wire.to_plain(state, objects=encode)]}
     return None
 

@@ -12,7 +12,6 @@ import os
 import select
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import threading
@@ -22,15 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from autograder.i18n import _
+from autograder.intake.files import copy_submission
 from autograder.isolation import callbacks, registry, rewrite, wire
-from autograder.isolation.image import ImageError, Limits, WorkerImage, image_config, start_image
+from autograder.isolation.image import ImageError, WorkerImage, image_config, start_image
 from autograder.isolation.redact import Redactor, redact_paths
 
 if TYPE_CHECKING:
-    from autograder.assignment import Unit
+    from autograder.unit.model import Limits, Unit
 
 LOG_TAIL_BYTES = 4096
-MAX_SUBMISSION_FILE_BYTES = 1 << 20
 
 
 # ---------------------------------------------------------------------------- problems
@@ -76,32 +75,14 @@ class IsolationError(RuntimeError):
     """The worker could not be started or locked in: the grader cannot run (exit 2)."""
 
 
-def read_regular(path: Path, limit: int = MAX_SUBMISSION_FILE_BYTES) -> bytes | None:
-    """The bytes of `path` if it is a regular file of at most `limit` bytes, opened without
-    following a link (a FIFO, a device or a link to elsewhere is never read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        return fh.read(limit + 1)[:limit]
-
-
-def copy_submission(src: Path, dst: Path, modules, replace: dict | None = None) -> None:
-    """Copy the topic modules (`<module>.py`, regular files only, never through a link) into
-    `dst`: the worker gets a copy of exactly these, never the original folder. `replace`
-    ({"module.function": rewrite.Body}) gives functions other code in the copy."""
-    dst.mkdir(parents=True)
-    for module in sorted(set(modules)):
-        data = read_regular(Path(src) / f"{module}.py")
-        if data is not None:
-            for target, body in (replace or {}).items():
-                if target.rsplit(".", 1)[0] == module:
-                    data = rewrite.replace_body(data, target.rsplit(".", 1)[1], body)
-            (dst / f"{module}.py").write_bytes(data)
+def replace_functions(folder: Path, replace: dict) -> None:
+    """Give the functions of `replace` ({"module.function": rewrite.Body}) other code in the
+    copy of the submission in `folder`, before a worker is started on it."""
+    for target, body in replace.items():
+        module, function = target.rsplit(".", 1)
+        path = folder / f"{module}.py"
+        if path.is_file():
+            path.write_bytes(rewrite.replace_body(path.read_bytes(), function, body))
 
 
 class WorkerDied(Exception):
@@ -151,7 +132,8 @@ class Worker:
         self.redact = redact
         self.limits = limits
         self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
-        copy_submission(submission, self.root / "submission", modules, replace)
+        copy_submission(submission, self.root / "submission", modules)
+        replace_functions(self.root / "submission", replace or {})
         (self.root / "jail").mkdir()
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()

@@ -36,6 +36,7 @@ import warnings
 
 import numpy as np
 
+from autograder import units
 from autograder.isolation import callbacks, jail, registry, wire
 
 _handles: dict[int, object] = {}
@@ -332,8 +333,6 @@ def _preload(config: dict) -> None:
         importlib.import_module(name)
     unit = config.get("unit")
     if unit:
-        from autograder import units
-
         units.register(unit["path"], unit["name"])
         for name in unit.get("modules", []):
             importlib.import_module(name)

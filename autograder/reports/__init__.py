@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.grading.score import GradeResult
-from autograder.reports import gradescope, junit, markdown, score_json
+from autograder.reports import gradescope_results, junit, markdown, score_json
 from autograder.reports.detail import visible
 
 __all__ = ["FILES", "atomic_write", "visible", "write_all"]
 from autograder.reports.files import atomic_write
 
-FILES = {"score.md": markdown.render, "junit.xml": junit.render, "results.json": gradescope.render,
+FILES = {"score.md": markdown.render, "junit.xml": junit.render, "results.json": gradescope_results.render,
          "score.json": score_json.render}
 
 

@@ -19,8 +19,9 @@ import pytest
 try:
     import numpy as np
 
-    from autograder import assignment, i18n
+    from autograder import i18n
     from autograder.i18n import _
+    from autograder.unit.load import find_unit
 except ImportError as missing:
     # pytest of another Python (not the repository's venv): the grader and its translations are
     # out of reach, so this one message says what to do in both languages.
@@ -44,7 +45,7 @@ def pytest_addoption(parser, pluginmanager):
     # starts, and the grader brings its own module fixtures (and passes --noconftest): leave
     # it alone there. Run by hand, the language follows the locale, with the unit's catalogue.
     if not pluginmanager.has_plugin(GRADER_FIXTURES):
-        i18n.activate(None, assignment.find(UNIT) / "locale")
+        i18n.activate(None, find_unit(UNIT) / "locale")
     parser.addoption("--submission", default=str(HERE.parent),
                      help=_("folder holding the topic modules (default: the stubs beside tests/)"))
 

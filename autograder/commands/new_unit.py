@@ -5,7 +5,7 @@ test, a reference solution with nbgrader's markers and the stub made from it —
 starts from something that already grades a correct and a wrong submission, and replaces
 its pieces one at a time (docs/AUTHORING.md says what each is):
 
-    DIR/NAME/unit.yaml                  the manifest (read through assignment.MANIFEST_KEYS)
+    DIR/NAME/unit.yaml                  the manifest (read through unit.model.MANIFEST_KEYS)
     DIR/NAME/rubric/doubling.yaml       points, visibility and hint of each test
     DIR/NAME/public/test_doubling.py    the public test (students run it)
     DIR/NAME/hidden/test_doubling.py    the hidden test (compares with the reference)
@@ -109,13 +109,7 @@ def scaffold(name: str, dest: Path) -> Path:
     return unit
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("new-unit", help="scaffold a one-topic unit that grades out of the box")
-    p.add_argument("name", help="the unit's id (a Python identifier)")
-    p.add_argument("--dest", type=Path, default=Path("."), help="folder to create the unit in (default: here)")
-
-
-def cmd_new_unit(args) -> int:
+def run(args) -> int:
     try:
         unit = scaffold(args.name, args.dest)
     except (ValueError, FileExistsError) as exc:

@@ -1,17 +1,17 @@
 """`python -m autograder batch ROOT`: grade a class, one entry of ROOT per student.
 
-ROOT holds submissions as instructors receive them (autograder/intake.py: folders, one
+ROOT holds submissions as instructors receive them (autograder/intake/submissions.py: folders, one
 nested level, wrapper folders, repository clones, archives); what is not a submission gets
 a row that says why. Each student's reports go to OUT/students/<name>/, apart from the
 class files (class.csv, class.md, ...) whatever the student is called. A rerun skips a
 submission whose report was written by the same grader version with the same seed (unless
 --force), so an interrupted class resumes where it stopped.
 
-The coordinator (this process, `cmd_batch`) hands submissions one at a time to `--jobs`
-job processes and writes class.csv. A job (`python -m autograder.batch CONFIG`, see
-`job_main`) imports the grader once, starts one worker image and one figure renderer,
-then grades submission after submission, each in fresh workers forked from its image,
-and answers one JSON line per submission.
+The coordinator (this process, `run`) hands submissions one at a time to `--jobs`
+job processes and writes class.csv. A job (`python -m autograder.commands.batch CONFIG`,
+see `job_main`) imports the grader once, starts one worker image and the unit's artefacts
+hook, then grades submission after submission through the pipeline, each in fresh workers
+forked from its image, and answers one JSON line per submission.
 
 A submission that outlives `--timeout` costs its job: the coordinator stops that job
 (SIGTERM, then SIGKILL; its image and workers go with it), records `timeout`, and a new
@@ -20,9 +20,7 @@ job takes the next submission. A job that dies costs only the submission it held
 
 from __future__ import annotations
 
-import csv
 import gc
-import io
 import json
 import os
 import queue
@@ -38,12 +36,23 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from autograder import assignment, intake, reports
+from autograder import i18n
+from autograder.grading.rubric import RubricError
+from autograder.grading.run import SUITES, Options, select_topics
+from autograder.grading.score import GraderError
+from autograder.grading.seed import submission_seed
+from autograder.intake import submissions
+from autograder.intake.manifest import read_manifest, tampered_files
+from autograder.isolation.image import image_config, start_image
+from autograder.pipeline import EXIT_GRADER, EXIT_OK, ArtefactsHook, grade_and_report, limit_own_memory, stop_on_sigterm
+from autograder.reports import class_report
+from autograder.reports.class_csv import write_class_csv
 from autograder.reports.class_report import student_folder
 from autograder.reports.text import csv_cell
+from autograder.unit.load import load_unit
+from autograder.unit.model import UnitError
 from autograder.version import grader_version
 
-EXIT_OK, EXIT_GRADER = 0, 2
 STOP_GRACE_S = 5.0
 
 
@@ -59,9 +68,11 @@ class Job:
     """One long-lived grading process (coordinator side)."""
 
     def __init__(self, config: dict):
+        # Imported here for start-up speed: the sandbox module loads numpy, and a job process
+        # (this module run as a script) must start its worker image before numpy loads.
         from autograder.isolation.sandbox import LogDrain
 
-        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.batch", json.dumps(config)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.commands.batch", json.dumps(config)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      start_new_session=True)
         self._log = LogDrain(self.proc.stderr.fileno())
@@ -148,25 +159,20 @@ class Progress:
             self.stream.flush()
 
 
-def cmd_batch(args) -> int:
+def run(args) -> int:
     k, n = (int(x) for x in args.shard.split("/"))
     if not (1 <= k <= n):
         print("autograder: --shard must be K/N with 1 <= K <= N", file=sys.stderr)
         return EXIT_GRADER
-    unit = assignment.load(args.assignment)
+    unit = load_unit(args.assignment)
     plan = read_plan(args.plan, unit) if args.plan else {}
     version = grader_version(unit.path)
     scratch = Path(tempfile.mkdtemp(prefix="autograder-intake-"))
     rows: dict[int, dict] = {}
     mine: list = []
-    if getattr(args, "manifest", None):
-        from autograder.pr import read_manifest
-
-        manifest = read_manifest(args.manifest)
-    else:
-        manifest = None
+    manifest = read_manifest(args.manifest) if getattr(args, "manifest", None) else None
     try:
-        mine = intake.find(args.root, {t.module for t in unit.topics}, scratch)[k - 1::n]
+        mine = submissions.find(args.root, {t.module for t in unit.topics}, scratch)[k - 1::n]
         config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None,
                   "seed": args.seed, "lang": args.lang, "planned": bool(plan)}
         progress = Progress(len(mine))
@@ -215,8 +221,6 @@ def cmd_batch(args) -> int:
         name = write_class_csv(args.out, unit, done, k, n, version)
         shutil.rmtree(scratch, ignore_errors=True)
     if n == 1:                      # a shard's report would be a third of the class: `merge` writes it
-        from autograder.reports import class_report
-
         class_report.write(args.out, unit, done, version)
     print(f"{len(done)} submission(s) -> {args.out / name}")
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
@@ -253,9 +257,6 @@ def _row_from(entry, summary: dict) -> dict:
 def previous_row(unit, entry, args, version: str) -> dict | None:
     """The row of an earlier run's report of this submission, when the same grader version
     graded the same files (so the same seed) on the same topics in the same language."""
-    from autograder import i18n
-    from autograder.grading.seed import submission_seed
-
     if getattr(args, "plan", None):         # a plan grades each submission on its own topics: no reuse
         return None
     try:
@@ -276,8 +277,6 @@ def previous_row(unit, entry, args, version: str) -> dict | None:
 def read_plan(path: Path, unit) -> dict[str, list[str]]:
     """The --plan file: {submission folder name: [topic id or test, ...]}, checked against the
     unit; a test (`topic::public::name`, `topic::hidden::name`) is graded as `grade --test` grades it."""
-    from autograder.grading.score import GraderError
-
     try:
         plan = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
@@ -322,8 +321,6 @@ def tamper_flags(entry, manifest: dict[str, str], stubs: str) -> str:
     """The protected files a repository clone changed, "; "-joined; "" where the entry holds
     no clone (a folder or an archive of module files only: nothing to compare). The clone's
     root is where the module files sit in the stubs' folder (`assignments/<unit>/`)."""
-    from autograder.pr import tampered_files
-
     if entry.folder is None or not entry.source.is_dir():
         return ""
     depth = len(Path(stubs).parts)
@@ -333,47 +330,23 @@ def tamper_flags(entry, manifest: dict[str, str], stubs: str) -> str:
     return "; ".join(tampered_files(root, manifest))
 
 
-def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int, version: str = "") -> str:
-    """class.csv: one row per entry in the order of their names (so that merged shards give
-    the same file as one run), the topics in rubric order (score, then status)."""
-    from autograder.reports.class_report import in_class_order
-
-    fields = ["submission", "earned", "possible", "status", "seed", "grader_version", "tampered", "folder"]
-    for t in unit.topics:
-        if any(r.get(t.id, "") != "" for r in rows):
-            fields += [t.id, f"{t.id}_status"]
-    fields.append("detail")
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=fields)
-    writer.writeheader()
-    writer.writerows([{key: csv_cell(v) for key, v in dict(r, grader_version=version).items()}
-                      for r in in_class_order(rows)])
-    name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
-    reports.atomic_write(out / name, buf.getvalue())
-    return name
-
-
 # ------------------------------------------------------------------------------ a job
 def job_main(config: dict) -> None:
     """Grade the submissions named on stdin (one JSON line each), one JSON line back per
-    submission. Everything slow is done once: imports, the worker image, the renderer."""
-    from autograder.cli import Artefacts, limit_own_memory, stop_on_sigterm
-    from autograder.grading.run import SUITES, Options, select_topics
-    from autograder.isolation.image import image_config, start_image
-
+    submission. Everything slow is done once: imports, the worker image, the unit's artefacts hook."""
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                       # a stray print must not corrupt the answers
     if config.get("cpu") is not None:   # before the image starts: its workers keep to the core too
         os.sched_setaffinity(0, {config["cpu"]})
     limit_own_memory()
     stop_on_sigterm()
-    unit = assignment.load(config["assignment"])
+    unit = load_unit(config["assignment"])
     topics = tuple(config["topics"] or ()) or None
     options = Options(config["suite"], topics, config["seed"], trusted=False, lang=config.get("lang"))
     image_for = image_config(unit, hidden="hidden" in SUITES[options.suite], trusted=False)
     image = start_image(image_for)
     # With a plan, any topic may come: the hook is made for all of them.
-    artefacts = Artefacts(unit, select_topics(unit, None if config.get("planned") else topics), options.suite)
+    artefacts = ArtefactsHook(unit, select_topics(unit, None if config.get("planned") else topics), options.suite)
     try:
         for line in sys.stdin:
             task = json.loads(line)
@@ -395,10 +368,6 @@ def job_main(config: dict) -> None:
 
 
 def grade_task(unit, options, task: dict, artefacts, image, spare: bool) -> dict:
-    from autograder.cli import grade_and_report
-    from autograder.grading.rubric import RubricError
-    from autograder.grading.score import GraderError
-
     sub, out = Path(task["submission"]), Path(task["out"])
     if task.get("topics"):          # a plan's entry: topics, and tests of other topics
         options = replace(options, topics=tuple(t for t in task["topics"] if "::" not in t) or None,
@@ -412,7 +381,7 @@ def grade_task(unit, options, task: dict, artefacts, image, spare: bool) -> dict
     try:
         result, _ = grade_and_report(unit, sub, out, options, command, time.perf_counter(),
                                      artefacts=artefacts, image=image, spare=spare)
-    except (GraderError, RubricError, assignment.UnitError) as exc:
+    except (GraderError, RubricError, UnitError) as exc:
         return {"status": "grader_error", "detail": str(exc)}
     except Exception:  # noqa: BLE001 - the grader's fault; this submission's row says so
         return {"status": "grader_error", "detail": traceback.format_exc()[-300:]}

@@ -15,8 +15,10 @@ import re
 import shutil
 from pathlib import Path
 
-from autograder import assignment
 from autograder.grading.score import GraderError
+from autograder.reports import class_report
+from autograder.reports.class_csv import write_class_csv
+from autograder.unit.load import load_unit
 
 SHARD_FILE = re.compile(r"class\.shard(\d+)of(\d+)\.csv")
 ESCAPED = ("'=", "'+", "'-", "'@", "'\t", "'\r")
@@ -50,11 +52,8 @@ def unescaped(name: str) -> str:
     return name[1:] if name.startswith(ESCAPED) else name
 
 
-def cmd_merge(args) -> int:
-    from autograder.batch import write_class_csv
-    from autograder.reports import class_report
-
-    unit = assignment.load(args.assignment)
+def run(args) -> int:
+    unit = load_unit(args.assignment)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows, versions = [], set()
@@ -77,11 +76,3 @@ def cmd_merge(args) -> int:
     class_report.write(out, unit, rows, version)
     print(f"{len(rows)} submission(s) from {n} shard(s) -> {out / name}")
     return 0
-
-
-def add_parser(sub) -> None:
-    m = sub.add_parser("merge", help="merge the class files of a sharded batch into one class file and report")
-    m.add_argument("shards", type=Path, nargs="+", metavar="SHARD_DIR", help="the --out folder of each shard")
-    m.add_argument("--out", type=Path, required=True, help="where the merged class.csv, report and folders go")
-    m.add_argument("--assignment", default=None, metavar="NAME|PATH",
-                   help="the unit the shards graded (default: the only one installed)")

@@ -16,29 +16,31 @@ import shutil
 import time
 from pathlib import Path
 
-from autograder import assignment, i18n, intake
+from autograder import i18n
+from autograder.grading.rubric import RubricError
+from autograder.grading.run import Options
+from autograder.grading.score import GraderError
 from autograder.i18n import _
-from autograder.reports import gradescope as results_format
+from autograder.intake import submissions
+from autograder.pipeline import grade_and_report
+from autograder.reports import gradescope_results
 from autograder.reports.files import atomic_write
+from autograder.unit.load import load_unit
+from autograder.unit.model import UnitError
 
 
 def _explain(results: Path, why: str) -> None:
-    atomic_write(results / "results.json", json.dumps(results_format.without_grading(why), indent=2) + "\n")
+    atomic_write(results / "results.json", json.dumps(gradescope_results.without_grading(why), indent=2) + "\n")
 
 
-def cmd_gradescope(args) -> int:
-    from autograder.cli import grade_and_report
-    from autograder.grading.rubric import RubricError
-    from autograder.grading.run import Options
-    from autograder.grading.score import GraderError
-
+def run(args) -> int:
     started = time.perf_counter()
     root = Path(args.root)
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
-    unit = assignment.load(args.assignment)
+    unit = load_unit(args.assignment)
     i18n.activate(args.lang, unit.path / "locale")        # what the student reads when nothing is graded
-    entry = intake.from_upload(root / "submission", {t.module for t in unit.topics})
+    entry = submissions.from_upload(root / "submission", {t.module for t in unit.topics})
     if entry.status != "ok":
         print(f"nothing graded: {entry.status}: {entry.detail}")
         files = ", ".join(sorted(t.module + ".py" for t in unit.topics))
@@ -49,7 +51,7 @@ def cmd_gradescope(args) -> int:
     command = "python -m autograder grade <your folder>"
     try:
         result, _images = grade_and_report(unit, entry.folder, results / "reports", options, command, started)
-    except (GraderError, RubricError, assignment.UnitError) as exc:
+    except (GraderError, RubricError, UnitError) as exc:
         print(f"the grader could not run: {exc}")
         _explain(results, _("The autograder could not run on this submission; your instructor can see "
                             "why in the autograder's output."))
@@ -57,12 +59,3 @@ def cmd_gradescope(args) -> int:
     shutil.copyfile(results / "reports" / "results.json", results / "results.json")
     print(f"{result.earned:g} / {result.possible:g}")
     return 0
-
-
-def add_parser(sub) -> None:
-    g = sub.add_parser("gradescope", help="grade ROOT/submission into ROOT/results/results.json (Gradescope)")
-    g.add_argument("--root", type=Path, default=Path("/autograder"), help="Gradescope's folder (default: /autograder)")
-    g.add_argument("--assignment", default=None, metavar="NAME|PATH",
-                   help="the unit to grade (default: the only one installed)")
-    g.add_argument("--lang", choices=["en", "zh"], default=None,
-                   help="language of messages and hints (default: from the locale)")

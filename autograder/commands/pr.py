@@ -17,7 +17,6 @@ push), and outputs for the workflow ($GITHUB_OUTPUT: score, possible, pr).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -25,37 +24,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import assignment, reports
-from autograder.reports import detail, markdown
+from autograder import reports
+from autograder.grading.run import Options
+from autograder.grading.score import GraderError
+from autograder.intake.files import copy_submission
+from autograder.intake.manifest import read_manifest, tampered_files
+from autograder.intake.submissions import links_on_the_way
+from autograder.pipeline import grade_and_report, pass_mark_status
+from autograder.reports import markdown
+from autograder.unit.load import load_unit
 
 COMMENT_MARKER = "<!-- autograder:score -->"
-MAX_PROTECTED_BYTES = 16 << 20
-
-
-def read_manifest(path: Path) -> dict[str, str]:
-    """`sha256sum` format: '<hex>  <relative path>' per line."""
-    entries = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            digest, name = line.split(maxsplit=1)
-            entries[name.strip().lstrip("*")] = digest.lower()
-    return entries
-
-
-def write_manifest(root: Path, files) -> str:
-    lines = [f"{hashlib.sha256((root / f).read_bytes()).hexdigest()}  {f}" for f in sorted(files)]
-    return "\n".join(lines) + "\n"
-
-
-def tampered_files(checkout: Path, manifest: dict[str, str]) -> list[str]:
-    """Protected files that are missing, not regular, or differ from the instructor's hash."""
-    from autograder.isolation.sandbox import read_regular
-    changed = []
-    for name, digest in sorted(manifest.items()):
-        data = read_regular(Path(checkout) / name, MAX_PROTECTED_BYTES)
-        if data is None or hashlib.sha256(data).hexdigest() != digest:
-            changed.append(name)
-    return changed
 
 
 def github_event(path: str | None) -> dict:
@@ -71,15 +50,9 @@ def _append(path: str | None, text: str) -> None:
             fh.write(text)
 
 
-def cmd_pr(args) -> int:
-    from autograder.cli import grade_and_report, pass_mark_status
-    from autograder.grading.run import Options
-    from autograder.grading.score import GraderError
-    from autograder.intake import links_on_the_way
-    from autograder.isolation.sandbox import copy_submission
-
+def run(args) -> int:
     started = time.perf_counter()
-    unit = assignment.load(args.assignment)
+    unit = load_unit(args.assignment)
     checkout = args.checkout.resolve()
     if link := links_on_the_way(checkout, Path(unit.stubs)):
         raise GraderError(f"{link} is a link in the pull request: the grader follows no link to the module files; "
@@ -106,18 +79,3 @@ def cmd_pr(args) -> int:
             f"tampered={'true' if result.tampered else 'false'}\n")
     print(f"{result.earned:g} / {result.possible:g}" + (" (tampered)" if result.tampered else ""))
     return pass_mark_status(result)
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("pr", help="grade a pull request's checkout with this (trusted) grader")
-    p.add_argument("checkout", type=Path, help="the pull request's checkout (only its module files are used)")
-    p.add_argument("--manifest", type=Path, required=True, help="the instructor's protected-files.sha256")
-    p.add_argument("--out", type=Path, default=Path("reports"))
-    p.add_argument("--assignment", default=None, metavar="NAME|PATH")
-    p.add_argument("--hidden-detail", choices=detail.HIDDEN_DETAIL, default="tests",
-                   help="what students see of hidden tests in every report, the comment and the summary: total "
-                        "per topic, test names and messages, or also hints")
-    p.add_argument("--fail-under", type=float, default=None, metavar="PCT",
-                   help="the pass mark: exit 1 when the score is below PCT percent (every report says so)")
-    p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--lang", choices=["en", "zh"], default=None, help="language of the report (default: from the locale)")

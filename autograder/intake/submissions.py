@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import stat
 import subprocess
@@ -42,7 +43,7 @@ JUNK = frozenset({"__MACOSX", ".DS_Store", "Thumbs.db"})   # what archivers add 
 # An archive is unpacked by a child that stops at the first limit it meets. A student's
 # repository is a few MB; a bomb declares terabytes in a few MB of zeros.
 UNPACK_LIMITS = {"bytes": 256 << 20, "members": 20_000, "ratio": 200, "seconds": 20.0}
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]      # the folder holding autograder/
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]      # the folder holding autograder/
 RATIO_FLOOR = 16 << 20          # below this many unpacked bytes the ratio is not judged (tar headers compress well)
 
 
@@ -223,7 +224,8 @@ def _unpack_in_child(archive: Path, target: Path, wanted: set[str]) -> dict:
     task = json.dumps({"archive": str(archive), "target": str(target), "wanted": sorted(wanted), "limits": limits})
     # -I -S: neither the environment, the working folder nor site-packages is read (a start-up
     # of ~50 ms rather than ~200 ms on a loaded machine); this package is found where it is.
-    child = f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); import autograder.intake as i; i._child_main()"
+    child = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); "
+             "import autograder.intake.submissions as i; i._child_main()")
     try:
         done = subprocess.run([sys.executable, "-I", "-S", "-c", child, task], capture_output=True,
                               timeout=limits["seconds"], start_new_session=True)
@@ -236,8 +238,6 @@ def _unpack_in_child(archive: Path, target: Path, wanted: set[str]) -> dict:
 
 
 def _child_main() -> None:
-    import resource
-
     memory = 512 << 20              # module files are read 2 MB at most: this is plenty
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     task = json.loads(sys.argv[1])

@@ -1,0 +1,120 @@
+"""Load a unit folder: `load_unit("<name>")` finds a unit shipped inside
+`autograder/units/`, `load_unit(Path("some/folder"))` loads any folder; with no name, the
+only unit installed. The engine loads a unit folder and never names one.
+
+A unit folder holds `unit.yaml` (its manifest, read through `model.MANIFEST_KEYS`: topics,
+modules, kept outputs, limits, preload list), its rubric, its hidden suites, the helper
+objects passed to student functions, and optional hooks (extra report artefacts).
+
+Every unit's Python code is importable as `autograder.units.<name>` (a unit outside the
+package is registered under that name when it is loaded), so hidden suites, helpers and
+the worker all import it by one name.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import fields
+from pathlib import Path
+
+import yaml
+
+from autograder.grading.oral_exam import load as load_oral_exam
+from autograder.grading.rubric import SafeLoader, load_rubric
+from autograder.unit.model import FUNCTION_KEYS, MANIFEST, MANIFEST_KEYS, TOPIC_KEYS, Limits, Topic, Unit, UnitError
+
+UNITS = Path(__file__).resolve().parents[1] / "units"
+
+
+def _refuse_unknown(keys, allowed, where: str) -> None:
+    """A UnitError naming the first key not in `allowed` and the nearest valid one."""
+    for key in keys:
+        if key not in allowed:
+            near = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]!r}?" if near else f"; valid keys: {', '.join(allowed)}"
+            raise UnitError(f"{where}: unknown key {key!r}{hint}")
+
+
+def find_unit(name_or_path: str | Path) -> Path:
+    """The folder of a unit given by name (a unit inside autograder/units/) or by path."""
+    candidate = Path(name_or_path)
+    if (candidate / MANIFEST).is_file():
+        return candidate.resolve()
+    if isinstance(name_or_path, str) and "/" not in name_or_path and (UNITS / name_or_path / MANIFEST).is_file():
+        return UNITS / name_or_path
+    known = sorted(p.name for p in UNITS.iterdir() if (p / MANIFEST).is_file())
+    raise UnitError(f"no assignment {str(name_or_path)!r}: give a folder holding {MANIFEST} "
+                    f"or one of {known}")
+
+
+def default_unit() -> str:
+    """The unit used when none is named: the only one shipped, else an error."""
+    shipped = sorted(p.name for p in UNITS.iterdir() if (p / MANIFEST).is_file())
+    if len(shipped) != 1:
+        raise UnitError(f"several assignments are installed ({shipped}): name one with --assignment")
+    return shipped[0]
+
+
+def _strings(value, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(value.split())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise UnitError(f"{what} must be a list of names")
+
+
+def load_unit(name_or_path: str | Path | None = None) -> Unit:
+    path = find_unit(name_or_path if name_or_path is not None else default_unit())
+    try:
+        data = yaml.load((path / MANIFEST).read_text(encoding="utf-8"), Loader=SafeLoader) or {}
+    except yaml.YAMLError as exc:
+        raise UnitError(f"{path / MANIFEST}: {exc}") from None
+    where = f"{path.name}/{MANIFEST}"
+    if not isinstance(data, dict):
+        raise UnitError(f"{where}: the manifest must be a mapping of keys")
+    _refuse_unknown(data, MANIFEST_KEYS, where)
+    name = data.get("name") or path.name
+    if not str(name).isidentifier():
+        raise UnitError(f"{where}: the name {name!r} must be a Python identifier")
+    topics = []
+    for entry in data.get("topics") or []:
+        if isinstance(entry, dict):
+            _refuse_unknown(entry, TOPIC_KEYS, f"{where}: topic {entry.get('id', '?')!r}")
+            for function, spec in (entry.get("functions") or {}).items():
+                if isinstance(spec, dict):
+                    _refuse_unknown(spec, FUNCTION_KEYS, f"{where}: {entry.get('id', '?')}.{function}")
+        try:
+            functions = {str(f): tuple(int(i) for i in (spec or {}).get("keep", ()))
+                         for f, spec in (entry.get("functions") or {}).items()}
+            topics.append(Topic(str(entry["id"]), str(entry.get("module", entry["id"])), functions))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise UnitError(f"{where}: a topic entry is malformed ({exc!r}): {entry!r}") from None
+    if not topics:
+        raise UnitError(f"{where}: no topics")
+    dirs = {key: path / str(data.get(key, default_dir))
+            for key, default_dir in (("reference", "reference"), ("public_tests", "public"),
+                                     ("hidden_tests", "hidden"), ("rubric", "rubric"))}
+    limits_data = data.get("limits") or {}
+    if isinstance(limits_data, dict):
+        _refuse_unknown(limits_data, [f.name for f in fields(Limits)], f"{where}: limits")
+    try:
+        limits = Limits(**limits_data)
+    except TypeError as exc:
+        raise UnitError(f"{where}: limits: {exc}") from None
+    rubric = load_rubric(dirs["rubric"], [t.id for t in topics], unit=name)
+    exam = None
+    if data.get("oral_exam"):
+        try:
+            exam = load_oral_exam(path / str(data["oral_exam"]),
+                                  {t.id: {x.id for x in t.tests} for t in rubric.topics})
+        except (OSError, ValueError, yaml.YAMLError, AttributeError, KeyError) as exc:
+            raise UnitError(f"{where}: oral_exam: {exc}") from None
+    return Unit(name=str(name), title=str(data.get("title", name)), path=path, topics=tuple(topics), limits=limits,
+                preload=_strings(data.get("preload"), "preload"), helpers=_strings(data.get("helpers"), "helpers"),
+                hidden_helpers=_strings(data.get("hidden_helpers"), "hidden_helpers"),
+                stubs=str(data.get("stubs", f"assignments/{name}")),
+                signals_title=str(data.get("signals_title", "Signals")),
+                artefacts=data.get("artefacts"), secret=_strings(data.get("secret"), "secret"),
+                rubric=rubric, dirs=dirs, oral_exam=exam)

@@ -1,0 +1,127 @@
+"""A unit as data: the manifest's schema (`MANIFEST_KEYS`), its topics and the worker's
+limits. `autograder.unit.load` reads a unit folder into a `Unit`; the isolation layer reads
+`Limits` from it, and the grading reads everything else."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from autograder import units
+from autograder.grading.oral_exam import OralExam
+from autograder.grading.rubric import Rubric
+
+MANIFEST = "unit.yaml"
+
+
+class UnitError(ValueError):
+    """The unit folder or its manifest is broken (the grader cannot run: exit 2)."""
+
+
+@dataclass
+class Limits:
+    """A worker's limits (the unit's `limits`)."""
+
+    call_timeout_s: float = 5.0
+    import_timeout_s: float = 10.0
+    startup_timeout_s: float = 30.0
+    memory_mb: int = 1024
+    cpu_s: int = 600
+    disk_mb: int = 64
+
+
+# The manifest's schema: every key `unit.yaml` may hold, with its meaning. `load` refuses
+# any other key (naming the nearest valid one: a misspelt `hiden_helpers` would otherwise
+# leave the oracles out silently), and docs/AUTHORING.md's table of keys is written from
+# this dict by scripts/make_authoring_table.py (tests/test_manifest.py checks for drift).
+MANIFEST_KEYS = {
+    "name": "the unit's id, a Python identifier (default: the folder's name)",
+    "title": "the unit's title, in reports",
+    "reference": "folder of the reference solution, relative to the unit (default `reference`)",
+    "public_tests": "folder of the public tests (default `public`)",
+    "hidden_tests": "folder of the hidden suites (default `hidden`)",
+    "rubric": "folder of the rubric files, one `<topic>.yaml` each (default `rubric`)",
+    "stubs": "where students find the stubs in their checkout; named in messages, and where `make stubs` writes",
+    "signals_title": "heading of the report section for the booleans suites record in `signals`",
+    "helpers": "modules of the unit loaded into every worker (objects passed to student functions)",
+    "hidden_helpers": "modules of the unit loaded into the worker only when hidden suites run",
+    "artefacts": "module of the unit with an `Artefacts` class (extra report files), optional",
+    "oral_exam": "file mapping the course notes' oral-exam questions to the tests that back them, optional",
+    "secret": "paths in the unit folder never shipped to students (`make release` and its leak check)",
+    "limits": "the worker's limits: " + ", ".join(f"`{f.name}`" for f in fields(Limits)),
+    "preload": "modules (numpy and the standard library) loaded before the worker is locked in: "
+               "exactly what exercises may import",
+    "topics": "in report order: `id`, `module` (the student's file without `.py`), `functions` with "
+              "`keep: [i, ...]` for the returned tuple elements that stay in the worker (caches)",
+}
+TOPIC_KEYS = ("id", "module", "functions")
+FUNCTION_KEYS = ("keep",)
+
+
+@dataclass(frozen=True)
+class Topic:
+    id: str
+    module: str                                   # the student's module, without .py
+    functions: dict[str, tuple[int, ...]] = field(default_factory=dict)   # name -> kept outputs
+
+
+@dataclass(frozen=True)
+class Unit:
+    name: str
+    title: str
+    path: Path
+    topics: tuple[Topic, ...]
+    limits: Limits
+    preload: tuple[str, ...]
+    helpers: tuple[str, ...]          # modules of the unit loaded into every worker
+    hidden_helpers: tuple[str, ...]   # ... and into workers that serve hidden suites
+    stubs: str                        # where students find the stubs (for messages)
+    signals_title: str
+    artefacts: str | None             # module of the unit with an `Artefacts` class
+    secret: tuple[str, ...]           # paths in the unit folder never shipped to students
+    rubric: Rubric
+    dirs: dict[str, Path]             # reference, public_tests, hidden_tests, rubric
+    oral_exam: OralExam | None = None  # questions mapped to the tests that back them
+
+    @property
+    def package(self) -> str:
+        return f"autograder.units.{self.name}"
+
+    def topic(self, topic_id: str) -> Topic:
+        for t in self.topics:
+            if t.id == topic_id:
+                return t
+        raise KeyError(topic_id)
+
+    @property
+    def modules(self) -> dict[str, Topic]:
+        return {t.module: t for t in self.topics}
+
+    def kept_outputs(self, module: str, function: str) -> tuple[int, ...]:
+        topic = self.modules.get(module)
+        return topic.functions.get(function, ()) if topic else ()
+
+    def test_file(self, topic_id: str, visibility: str) -> Path:
+        folder = self.dirs["public_tests" if visibility == "public" else "hidden_tests"]
+        return folder / f"test_{topic_id}.py"
+
+    def stub_path(self, module: str) -> str:
+        return f"{self.stubs}/{module}.py"
+
+    def import_module(self, relative: str):
+        """A module of the unit's own code, e.g. "lab.fault_lab"."""
+        register_package(self)
+        return importlib.import_module(f"{self.package}.{relative}")
+
+    def worker_modules(self, hidden: bool) -> list[str]:
+        names = list(self.helpers) + (list(self.hidden_helpers) if hidden else [])
+        return [f"{self.package}.{n}" for n in names]
+
+
+def register_package(unit: Unit) -> str:
+    """Make the unit's folder importable as `autograder.units.<name>`."""
+    try:
+        return units.register(unit.path, unit.name)
+    except ImportError as exc:
+        raise UnitError(str(exc)) from None
