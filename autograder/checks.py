@@ -120,8 +120,7 @@ class MutationCheck:
         self.first_problem: Exception | None = None
 
     def call(self, function: str, *args):
-        # Imported on first use, for start-up speed: a suite that imports checks loads no sandbox.
-        from autograder.isolation.sandbox import StudentProblem
+        from autograder.isolation.sandbox import StudentProblem   # lazy, for start-up speed: checks loads no sandbox
 
         try:
             result = getattr(self.module, function)(*args)
