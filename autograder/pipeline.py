@@ -11,6 +11,7 @@ from __future__ import annotations
 import resource
 import signal
 from pathlib import Path
+from typing import Any
 
 from autograder import reports
 from autograder.grading.run import SUITES, Options, grade, select_topics
@@ -29,7 +30,9 @@ class ArtefactsHook:
     to write after it."""
 
     def __init__(self, unit, topics, suite: str):
-        self.hook, self.files, self.first_topics = None, (), ()
+        self.hook: Any = None
+        self.files: tuple[str, ...] = ()
+        self.first_topics: tuple[str, ...] = ()
         if unit.artefacts:
             module = unit.import_module(unit.artefacts)
             self.hook = module.Artefacts(unit, [t.id for t in topics], suite)
