@@ -275,6 +275,10 @@ def grader(request, copied_env) -> Grader:
     run = g.run(["batch", warm_class, "--out", copied_env.base / "warm-up-batch", "--topic", "attention", *SEED], {},
                 300, copied_env.base / "logs")
     assert run.returncode == 0, run.stderr
+    # The other commands' modules (pr, gradescope, merge): each verb imports only its own.
+    compiled = subprocess.run(_as_grader_user([copied_env.python, "-m", "compileall", "-q",
+                                               str(copied_env.checkout / "autograder")]), capture_output=True, text=True)
+    assert compiled.returncode == 0, compiled.stdout[-2000:] + compiled.stderr[-2000:]
     return g
 
 
