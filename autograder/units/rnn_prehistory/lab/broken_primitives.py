@@ -1,4 +1,4 @@
-"""Known-broken versions of the fault-injection primitives (SPEC §4, the third way of grading).
+"""Known-broken versions of the fault-injection primitives (the third way fault_lab.py grades a signal).
 
 The hidden suite re-runs the student's `run_fault_injection(seed)` in a fresh worker whose
 copy of the module has one primitive's body replaced by one of these, e.g.
@@ -80,7 +80,7 @@ NO_CLIP = BrokenPrimitive("NoClip", Body(
     "return {k: np.array(g, dtype=float) for k, g in grads.items()}, total"))
 
 # bptt.rnn_backward that returns all-zero gradients (it never reads the cache); the lab's
-# RNNs have D = 4 inputs (SPEC §4). Breaks bptt_matches_finite_difference (relative error
+# RNNs have D = 4 inputs in every experiment. Breaks bptt_matches_finite_difference (relative error
 # 1) and clipping_does_not_rescue_vanishing (dL/dx_T is 0, not > 1e-3).
 ZERO_RNN_BACKWARD = BrokenPrimitive("ZeroRNNBackward", Body(
     (("dh", "None"), ("cache", "None")),
