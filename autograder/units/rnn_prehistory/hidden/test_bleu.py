@@ -51,9 +51,18 @@ def expect_bleu(got, want, what, hint="", corpus=None, passed=()):
 
 
 def expect_corpus_bleu(bleu, hyps, refs, options, want, what, hint="", passed=()):
-    """bleu.corpus_bleu(hyps, refs, **options) must be `want` (see expect_bleu)."""
-    expect_bleu(bleu.corpus_bleu(hyps, refs, **options), want, what, hint,
-                corpus=(hyps, refs, options.get("max_order", 4), options.get("smooth", "none")), passed=passed)
+    """bleu.corpus_bleu(hyps, refs, **options) must be `want` (see expect_bleu); a ValueError
+    (math.log(0)) that int-truncated precisions explain is named too."""
+    order, smooth = options.get("max_order", 4), options.get("smooth", "none")
+    try:
+        got = bleu.corpus_bleu(hyps, refs, **options)
+    except StudentCodeError as problem:
+        if problem.exc_type == "ValueError" and truncation_fits(hyps, refs, order, smooth, passed):
+            raise CheckFailed(_("{what} raised ValueError: {diagnosis}").format(
+                what=what, diagnosis=_(INT_PRECISION)), "diagnosed") from None
+        raise
+    expect_bleu(got, want, what, hint,
+                corpus=(hyps, refs, order, smooth), passed=passed)
 
 
 # ------------------------------------------------------------ wrong formulas, grader side
@@ -66,7 +75,8 @@ def grams(tokens, n) -> Counter:
 
 def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_everywhere=False,
                  no_brevity_penalty=False, first_reference_only=False, tie_by_list_order=False,
-                 best_single_reference=False, tie_longer=False, shortest_reference=False, add_k_per_sentence=False, inverted_ratio=False, arithmetic_mean=False):
+                 best_single_reference=False, tie_longer=False, shortest_reference=False, add_k_per_sentence=False, inverted_ratio=False, arithmetic_mean=False,
+                 smoothed_penalty=False, int_precision=False):
     """Corpus BLEU written here from its definition (pooled clipped counts, closest reference
     length, the four smoothing modes), or with one known departure from it:
     phantom: each sentence adds max(1, its n-gram count) to the total of order n (nltk's corpus_bleu);
@@ -79,7 +89,10 @@ def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_
     shortest_reference: r is the shortest reference length, not the closest;
     inverted_ratio: BP = exp(1 - c/r);
     add_k_per_sentence: "add-k" adds 1 to each sentence's m_n and t_n (n >= 2) before pooling;
-    arithmetic_mean: exp of the mean of the precisions (no log, the course notes' formula)."""
+    arithmetic_mean: exp of the mean of the precisions (no log, the course notes' formula);
+    smoothed_penalty: BP = exp(1 - (r + 1)/(c + 1)), add-one in the length ratio;
+    int_precision: each precision truncated to an int (m // t, int(m / t), a numpy int array), so a
+    precision below 1 becomes 0 and BLEU 0 (log 0: math.log raises, np.log gives -inf)."""
     if first_reference_only:
         refs = [rs[:1] for rs in refs]
     matches, totals, c, r = [0] * max_order, [0] * max_order, 0, 0
@@ -115,8 +128,11 @@ def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_
             m = 1 / 2 ** zeros
         elif m == 0:
             return 0.0
-        log_sum += m / t if arithmetic_mean else math.log(m / t)
-    ratio = c / r if inverted_ratio and r else r / c if c else 0.0
+        p = m // t if int_precision else m / t
+        if p == 0:
+            return 0.0
+        log_sum += p if arithmetic_mean else math.log(p)
+    ratio = c / r if inverted_ratio and r else (r + 1) / (c + 1) if smoothed_penalty else r / c if c else 0.0
     bp = 1.0 if no_brevity_penalty or c >= r else 0.0 if c == 0 else math.exp(1 - ratio)
     return bp * math.exp(log_sum / max_order)
 
@@ -146,6 +162,10 @@ SHORTEST_REFERENCE = N_("your value matches the shortest reference length as r: 
                         "sentence is the one closest to the hypothesis length")
 INVERTED_RATIO = N_("your value matches a brevity penalty of exp(1 - c/r): the ratio is the reference length over the "
                     "hypothesis length, exp(1 - r/c)")
+SMOOTHED_PENALTY = N_("your value matches a brevity penalty of exp(1 - (r + 1)/(c + 1)): the penalty has no "
+                      "smoothing, BP = exp(1 - r/c) with the lengths themselves")
+INT_PRECISION = N_("your value matches precisions truncated to integers (m // t, int(m / t) or a numpy int array): "
+                   "a precision below 1 becomes 0, so BLEU is 0 (or log 0 fails); divide with / and keep p_n a float")
 ARITHMETIC_MEAN = N_("your value matches exp of the mean of the precisions themselves: BLEU averages their logs, "
                      "exp((1/N) sum log p_n), a geometric mean")
 ADD_K_PER_SENTENCE = N_("your value matches add-k applied to every sentence before pooling: add 1 to the pooled "
@@ -164,7 +184,8 @@ WRONG_FORMULAS = ((dict(phantom=True), PHANTOM), (dict(add_one_everywhere=True),
                   (dict(best_single_reference=True), BEST_SINGLE_REFERENCE),
                   (dict(tie_by_list_order=True), TIE_BY_LIST_ORDER), (dict(tie_longer=True), TIE_LONGER),
                   (dict(shortest_reference=True), SHORTEST_REFERENCE), (dict(inverted_ratio=True), INVERTED_RATIO),
-                  (dict(arithmetic_mean=True), ARITHMETIC_MEAN), (dict(add_k_per_sentence=True), ADD_K_PER_SENTENCE))
+                  (dict(arithmetic_mean=True), ARITHMETIC_MEAN), (dict(add_k_per_sentence=True), ADD_K_PER_SENTENCE),
+                  (dict(smoothed_penalty=True), SMOOTHED_PENALTY))
 
 
 def known_mistakes(max_order, smooth):
@@ -188,7 +209,7 @@ def diagnose_bleu(got, hyps, refs, max_order=4, smooth="none", passed=()) -> str
     undiagnosed: too many mistakes end in a zero precision."""
     right = bleu_variant(hyps, refs, max_order, smooth)
     if got == 0:
-        return ""
+        return _(INT_PRECISION) if truncation_fits(hyps, refs, max_order, smooth, passed) else ""
     fits = [text for text, value in known_mistakes(max_order, smooth)
             if not close(wrong := value(hyps, refs), right) and close(got, wrong)
             and all(close(value(h, r), bleu_variant(h, r, max_order, smooth)) for h, r in passed)]
@@ -200,6 +221,30 @@ def diagnose_bleu(got, hyps, refs, max_order=4, smooth="none", passed=()) -> str
     if not fits and right and 1e-9 < abs(got - right) / abs(right) < 1e-6:
         return _(ROUNDING).format(digits=int(-math.log10(abs(got - right) / abs(right))))
     return ""
+
+
+def truncation_fits(hyps, refs, max_order, smooth, passed) -> bool:
+    """Whether int-truncated precisions explain a BLEU of 0 (or a log of 0) on this corpus: every
+    order has matches (so no smoothing rule and no zero precision is involved), truncation makes
+    one of them 0, and the student got right an earlier case (in `passed`) where truncation gives
+    the right nonzero value (all precisions 1) and none where it would have failed."""
+    def orders_all_match(h, r):
+        return all(sum(sum((grams(x, n) & grams_max(rs, n)).values()) for x, rs in zip(h, r)) > 0
+                   for n in range(1, max_order + 1))
+    if not (orders_all_match(hyps, refs) and bleu_variant(hyps, refs, max_order, smooth) > 0
+            and bleu_variant(hyps, refs, max_order, smooth, int_precision=True) == 0):
+        return False
+    agree = [close(bleu_variant(h, r, max_order, smooth, int_precision=True), bleu_variant(h, r, max_order, smooth))
+             for h, r in passed]
+    return bool(agree) and all(agree) and any(bleu_variant(h, r, max_order, smooth) > 0 for h, r in passed)
+
+
+def grams_max(references, n) -> Counter:
+    """The largest count of each n-gram in any single reference."""
+    best = Counter()
+    for ref in references:
+        best |= grams(ref, n)
+    return best
 
 
 def random_corpus(rng, size, vocab):
@@ -311,10 +356,12 @@ def test_brevity_penalty_edges(bleu):
                 raise CheckFailed(_("{what} raised ZeroDivisionError: {diagnosis}").format(
                     what=what, diagnosis=_(EMPTY_HYPOTHESIS)), "diagnosed") from None
             raise
-        inverted = math.exp(1 - c / r) if 0 < c < r else None
-        if inverted is not None and isinstance(got, (int, float)) and close(got, inverted) and not close(got, want):
-            raise CheckFailed(_("{what} is {got}, expected {expected}: {diagnosis}").format(
-                what=what, got=f"{got:.10g}", expected=f"{want:.10g}", diagnosis=_(INVERTED_RATIO)), "diagnosed")
+        wrong_penalties = ((math.exp(1 - c / r), INVERTED_RATIO), (math.exp(1 - (r + 1) / (c + 1)), SMOOTHED_PENALTY)) \
+            if 0 < c < r else ()
+        for wrong, diagnosis in wrong_penalties:
+            if isinstance(got, (int, float)) and close(got, wrong) and not close(got, want):
+                raise CheckFailed(_("{what} is {got}, expected {expected}: {diagnosis}").format(
+                    what=what, got=f"{got:.10g}", expected=f"{want:.10g}", diagnosis=_(diagnosis)), "diagnosed")
         expect_bleu(got, want, what, _("expected: BP = 1 when c >= r, exp(1 - r/c) when 0 < c < r, and 0 for an "
                                        "empty hypothesis"))
 
@@ -369,6 +416,14 @@ def test_corpus_bleu_pools_statistics(bleu):
     # Pooled: p1 = 10/10, p2 = 8/8, p3 = 6/6, p4 = 5/5; c = 10, r = 12 -> BLEU = exp(1 - 12/10).
     expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 12 / 10), _("corpus BLEU of a 2-sentence corpus"),
                        _("expected: pooled precisions 10/10, 8/8, 6/6, 5/5 and c = 10, r = 12"))
+    passed = [(hyps, refs)]
+    # Every order matches, none completely: 9/10, 6/8, 4/6, 2/4 pooled; c = r = 10, BP = 1.
+    hyps = [toks("the cat sat on the mat"), toks("a b c d")]
+    refs = [[toks("the cat sat on a mat")], [toks("a b c d")]]
+    expect_corpus_bleu(bleu, hyps, refs, {}, (9 / 10 * 6 / 8 * 4 / 6 * 2 / 4) ** 0.25,
+                       _("corpus BLEU of a 2-sentence corpus where every order matches in part"),
+                       _("expected: pooled precisions 9/10, 6/8, 4/6, 2/4 and c = r = 10"), passed=passed)
+    passed.append((hyps, refs))
     hyps = [toks("the cat sat on the mat"), toks("the dog ran"), toks("a cat")]
     refs = [[toks("the cat is on the mat")], [toks("the dog ran away")], [toks("a cat"), toks("the cat sat")]]
     # Matches / totals: unigrams 5+3+2 / 6+3+2, bigrams 3+2+1 / 5+2+1, trigrams 1+1+0 / 4+1+0,
@@ -376,7 +431,7 @@ def test_corpus_bleu_pools_statistics(bleu):
     want = math.exp(1 - 12 / 11) * (10 / 11 * 6 / 8 * 2 / 5 * 1 / 6) ** 0.25
     expect_corpus_bleu(bleu, hyps, refs, {"smooth": "exp"}, want,
                        _("corpus BLEU (exp smoothing) of a 3-sentence corpus"),
-                       _("expected: pooled precisions 10/11, 6/8, 2/5, 1/(2*3) and c = 11, r = 12"))
+                       _("expected: pooled precisions 10/11, 6/8, 2/5, 1/(2*3) and c = 11, r = 12"), passed=passed)
 
 
 def _closest_length(hyp, refs) -> int:

@@ -37,6 +37,7 @@ SEED_POOL = tuple(range(1000, 1064))
 
 # The lab's settings (the stub's constants), restated here: the grader never reads the student's constants.
 TAU = 5.0
+CLIP_LR = 0.05             # the clipping experiment's SGD step size
 RHOS = (0.5, 1.0, 1.5)
 D_STATE, T_STEPS, N_INITIAL_STATES = 16, 100, 8
 
@@ -237,6 +238,17 @@ FIGURE_PROCEDURE = {
 }
 
 
+def check_norm_before_learning_rate(got: float, want: float) -> None:
+    """clip_max_update_norm = `got` where the procedure measures `want`: named when it is lr
+    times `want` (within SAME_SEED_RTOL), the norm of the update lr * clipped instead of the
+    clipped gradient's -- a hypothesis checked on the numbers."""
+    if abs(got - CLIP_LR * want) <= SAME_SEED_RTOL * CLIP_LR * abs(want):
+        raise CheckFailed(_("clip_max_update_norm = {got}, expected {expected}: your figure is lr = {lr} times it, "
+                            "the norm of the update lr * clipped; measure the norm of the clipped gradient itself, "
+                            "before the learning rate multiplies it").format(
+            got=f"{got:.6g}", expected=f"{want:.6g}", lr=CLIP_LR), "diagnosed")
+
+
 def check_same_procedure(key: str, run: dict, procedure: dict) -> None:
     """The figures of signal `key` in `run` (the student's lab) are those of `procedure`
     (the docstrings' procedure on the same seed), within SAME_SEED_RTOL. Where the procedure
@@ -249,6 +261,8 @@ def check_same_procedure(key: str, run: dict, procedure: dict) -> None:
             continue
         if math.isfinite(got) and math.isfinite(want) and abs(got - want) <= SAME_SEED_RTOL * abs(want):
             continue
+        if fig == "clip_max_update_norm" and math.isfinite(got):
+            check_norm_before_learning_rate(got, want)
         raise CheckFailed(_("{key} = {got}, but the lab as its docstrings describe it measures {expected} with "
                             "seed {seed} ({what}): follow the docstrings' procedure and their order of random "
                             "draws (one Generator, the five experiments in order)").format(
@@ -812,6 +826,8 @@ def check_returned(key: str, run: dict, expect: bool | None) -> None:
     if expect:
         for fig, v in figures.items():
             lo, hi = RANGES[fig]
+            if fig == "clip_max_update_norm" and not lo <= v <= hi:
+                check_norm_before_learning_rate(v, TAU)      # the first clipped gradient's norm is TAU
             if not lo <= v <= hi:
                 raise CheckFailed(_("{key} = {value} is outside the plausible range [{low}, {high}] for this "
                                     "experiment. {hint}").format(key=fig, value=_fmt(v), low=_fmt(lo), high=_fmt(hi),
