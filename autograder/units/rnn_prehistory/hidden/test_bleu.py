@@ -269,6 +269,10 @@ def random_corpus(rng, size, vocab):
 
 
 # ----------------------------------------------------------------------------- tests
+LAST_NGRAM_DROPPED = N_("your counts match range(len(tokens) - n), which drops the last n-gram: the start positions "
+                       "are i = 0 .. len - n, range(len(tokens) - n + 1)")
+
+
 def test_ngram_counts_random(bleu, rng):
     for length, n in [(0, 1), (1, 1), (5, 2), (7, 3), (6, 4), (3, 4), (9, 1)]:
         tokens = [str(w) for w in rng.choice(WORDS[:3], size=length)]
@@ -280,6 +284,12 @@ def test_ngram_counts_random(bleu, rng):
         got = {k: v for k, v in got.items() if v}
         if any(not isinstance(k, tuple) for k in got):
             raise CheckFailed(_("ngram_counts keys must be tuples of tokens, e.g. ('the', 'cat'), not joined strings"))
+        last_dropped = Counter(tuple(tokens[i:i + n]) for i in range(length - n))
+        if got != dict(want) and got == dict(last_dropped):
+            raise CheckFailed(_("ngram_counts of a {length}-token list with n={n} has {count} n-grams, expected "
+                                "{want_count}: {diagnosis}").format(
+                length=length, n=n, count=sum(got.values()), want_count=sum(want.values()),
+                diagnosis=_(LAST_NGRAM_DROPPED)), "diagnosed")
         if got != dict(want):
             raise CheckFailed(_("ngram_counts of a {length}-token list with n={n} has {count} n-grams in {kinds} "
                                 "kinds, expected {want_count} in {want_kinds}: every start position i = 0 .. len - n "
@@ -298,11 +308,13 @@ def test_modified_precision_clipping(bleu, reference, rng):
         ("a b", ["a b c"], 3, (0, 0)),
         ("", ["a b"], 1, (0, 0)),
     ]
+    passed = []
     for hyp, refs, n, want in cases:
-        got = bleu.modified_precision(toks(hyp), [toks(r) for r in refs], n)
+        case = (toks(hyp), [toks(r) for r in refs], n)
+        got = bleu.modified_precision(*case)
         if not isinstance(got, (tuple, list)) or len(got) != 2 or tuple(got) != want:
-            raise precision_mistake(got, want, f"modified_precision({hyp!r}, {refs}, n={n})",
-                                    (toks(hyp), [toks(r) for r in refs], n))
+            raise precision_mistake(got, want, f"modified_precision({hyp!r}, {refs}, n={n})", case, passed)
+        passed.append(case)
     hyps, refs = random_corpus(rng, 6, 3)
     for hyp, rs in zip(hyps, refs):
         for n in (1, 2, 3):
@@ -310,7 +322,7 @@ def test_modified_precision_clipping(bleu, reference, rng):
             got = bleu.modified_precision(hyp, rs, n)
             if not isinstance(got, (tuple, list)) or len(got) != 2 or tuple(got) != want:
                 raise precision_mistake(got, want, _("modified_precision on a random sentence (n={n})").format(n=n),
-                                        (hyp, rs, n))
+                                        (hyp, rs, n), passed)
 
 
 REDUCED_FRACTION = N_("your pair is the expected fraction reduced to lowest terms: return the two counts themselves "
@@ -319,10 +331,40 @@ PHANTOM_TOTAL = N_("a hypothesis shorter than n has no n-gram of order n, so the
                    "(corpus_bleu, not modified_precision, deals with an order whose pooled total is 0)")
 
 
-def precision_mistake(got, want, call, case=None) -> CheckFailed:
+NO_CLIPPING = N_("your clipped count matches counting every hypothesis n-gram that occurs in some reference, "
+                 "unclipped: each n-gram counts at most as often as in the reference that has it most often "
+                 "('the the the' against 'the cat' has 1 match, not 3)")
+CLIP_BY_SUM = N_("your clipped count matches clipping at the n-gram's count summed over all references: clip at "
+                 "its largest count in any single reference (the maximum, not the sum)")
+
+
+def _clipped(case, clip) -> int:
+    """The clipped count of `case` = (hypothesis, references, n) with the reference count of each
+    n-gram given by `clip` (a list of the references' Counters -> one Counter)."""
+    hyp, refs, n = case
+    bound = clip([grams(ref, n) for ref in refs])
+    return sum(min(count, bound[gram]) for gram, count in grams(hyp, n).items())
+
+
+# Wrong clips, each as the reference count it clips at (the right one: the maximum over references).
+WRONG_CLIPS = (
+    (NO_CLIPPING, lambda counts: Counter({g: math.inf for c in counts for g in c})),
+    (CLIP_BY_SUM, lambda counts: sum(counts, Counter())),
+)
+
+
+def right_clip(counts) -> Counter:
+    best = Counter()
+    for c in counts:
+        best |= c
+    return best
+
+
+def precision_mistake(got, want, call, case=None, passed=()) -> CheckFailed:
     """The failure of `call` returning `got` instead of the (clipped, total) pair `want`:
     named when the pair is a known mistake's (checked on the numbers, with `case` = (hypothesis,
-    references, n) of the call), neutral otherwise."""
+    references, n) of the call, and refuted by a case of `passed` the mistake would have
+    failed), neutral otherwise."""
     message = _("{call} returned {got}, expected {want}").format(call=call, got=repr(got), want=want)
     pair = tuple(got) if isinstance(got, (tuple, list)) and len(got) == 2 else None
     known = ""
@@ -331,9 +373,12 @@ def precision_mistake(got, want, call, case=None) -> CheckFailed:
         known = _(REDUCED_FRACTION)
     elif pair == (want[0], 1) and want[1] == 0:
         known = _(PHANTOM_TOTAL)
-    elif pair and case and pair[1] == want[1] and pair[0] == max(
-            sum((grams(case[0], case[2]) & grams(ref, case[2])).values()) for ref in case[1]):
-        known = _(BEST_SINGLE_REFERENCE)
+    elif pair and case and pair[1] == want[1]:
+        fits = [text for text, clip in WRONG_CLIPS if _clipped(case, clip) == pair[0] != want[0]
+                and all(_clipped(p, clip) == _clipped(p, right_clip) for p in passed)]
+        if pair[0] == max(sum((grams(case[0], case[2]) & grams(ref, case[2])).values()) for ref in case[1]):
+            fits.append(BEST_SINGLE_REFERENCE)
+        known = _(fits[0]) if len(fits) == 1 else ""
     if known:
         return CheckFailed(_("{message}: {diagnosis}").format(message=message, diagnosis=known), "diagnosed")
     return CheckFailed(_("{message} (clipped matches: each hypothesis n-gram counts at most as often as in the "
