@@ -76,7 +76,8 @@ def grams(tokens, n) -> Counter:
 def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_everywhere=False,
                  no_brevity_penalty=False, first_reference_only=False, tie_by_list_order=False,
                  best_single_reference=False, tie_longer=False, shortest_reference=False, add_k_per_sentence=False, inverted_ratio=False, arithmetic_mean=False,
-                 smoothed_penalty=False, int_precision=False):
+                 smoothed_penalty=False, int_precision=False, floor_without_total=False, exp_not_compounding=False,
+                 smooth_when_nothing_matches=False):
     """Corpus BLEU written here from its definition (pooled clipped counts, closest reference
     length, the four smoothing modes), or with one known departure from it:
     phantom: each sentence adds max(1, its n-gram count) to the total of order n (nltk's corpus_bleu);
@@ -92,7 +93,10 @@ def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_
     arithmetic_mean: exp of the mean of the precisions (no log, the course notes' formula);
     smoothed_penalty: BP = exp(1 - (r + 1)/(c + 1)), add-one in the length ratio;
     int_precision: each precision truncated to an int (m // t, int(m / t), a numpy int array), so a
-    precision below 1 becomes 0 and BLEU 0 (log 0: math.log raises, np.log gives -inf)."""
+    precision below 1 becomes 0 and BLEU 0 (log 0: math.log raises, np.log gives -inf);
+    floor_without_total: "floor" gives p_n = 0.1, not 0.1 / t_n;
+    exp_not_compounding: "exp" gives every zero order 1 / (2 t_n), not 1 / (2**i t_n);
+    smooth_when_nothing_matches: no early 0 when nothing matches at all (smoothing goes on)."""
     if first_reference_only:
         refs = [rs[:1] for rs in refs]
     matches, totals, c, r = [0] * max_order, [0] * max_order, 0, 0
@@ -112,7 +116,7 @@ def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_
             per_sentence = add_k_per_sentence and smooth == "add-k" and n > 1
             matches[n - 1] += sum((own & best).values()) + per_sentence  # & keeps the smaller count: the clip
             totals[n - 1] += (max(1, sum(own.values())) if phantom else sum(own.values())) + per_sentence
-    if not any(matches):
+    if not any(matches) and not smooth_when_nothing_matches:
         return 0.0
     log_sum, zeros = 0.0, 0
     for n in range(1, max_order + 1):
@@ -122,9 +126,9 @@ def bleu_variant(hyps, refs, max_order=4, smooth="none", phantom=False, add_one_
         if t == 0:
             return 0.0
         if m == 0 and smooth == "floor":
-            m = 0.1
+            m = 0.1 * t if floor_without_total else 0.1
         elif m == 0 and smooth == "exp":
-            zeros += 1
+            zeros = 1 if exp_not_compounding else zeros + 1
             m = 1 / 2 ** zeros
         elif m == 0:
             return 0.0
@@ -164,6 +168,12 @@ INVERTED_RATIO = N_("your value matches a brevity penalty of exp(1 - c/r): the r
                     "hypothesis length, exp(1 - r/c)")
 SMOOTHED_PENALTY = N_("your value matches a brevity penalty of exp(1 - (r + 1)/(c + 1)): the penalty has no "
                       "smoothing, BP = exp(1 - r/c) with the lengths themselves")
+FLOOR_WITHOUT_TOTAL = N_("your value matches floor smoothing with p_n = 0.1 for an order without matches: the "
+                        "floor is 0.1 / t_n, divided by that order's total")
+EXP_NOT_COMPOUNDING = N_("your value matches exp smoothing that gives every zero order 1 / (2 t_n): the i-th zero order "
+                         "gets 1 / (2**i t_n), the divisor doubling from one zero order to the next")
+SMOOTHING_NOTHING_MATCHES = N_("your value matches smoothing applied although no n-gram of any order matches: BLEU is "
+                               "0 then, whatever the smoothing")
 INT_PRECISION = N_("your value matches precisions truncated to integers (m // t, int(m / t) or a numpy int array): "
                    "a precision below 1 becomes 0, so BLEU is 0 (or log 0 fails); divide with / and keep p_n a float")
 ARITHMETIC_MEAN = N_("your value matches exp of the mean of the precisions themselves: BLEU averages their logs, "
@@ -185,7 +195,10 @@ WRONG_FORMULAS = ((dict(phantom=True), PHANTOM), (dict(add_one_everywhere=True),
                   (dict(tie_by_list_order=True), TIE_BY_LIST_ORDER), (dict(tie_longer=True), TIE_LONGER),
                   (dict(shortest_reference=True), SHORTEST_REFERENCE), (dict(inverted_ratio=True), INVERTED_RATIO),
                   (dict(arithmetic_mean=True), ARITHMETIC_MEAN), (dict(add_k_per_sentence=True), ADD_K_PER_SENTENCE),
-                  (dict(smoothed_penalty=True), SMOOTHED_PENALTY))
+                  (dict(smoothed_penalty=True), SMOOTHED_PENALTY),
+                  (dict(floor_without_total=True), FLOOR_WITHOUT_TOTAL),
+                  (dict(exp_not_compounding=True), EXP_NOT_COMPOUNDING),
+                  (dict(smooth_when_nothing_matches=True), SMOOTHING_NOTHING_MATCHES))
 
 
 def known_mistakes(max_order, smooth):
