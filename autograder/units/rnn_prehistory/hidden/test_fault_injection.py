@@ -347,9 +347,33 @@ def test_scale_spectral_radius_uses_largest_eigenvalue_modulus(fault_injection, 
             err = np.max(np.abs(got - expected)) / np.max(np.abs(expected))
             if not err < 1e-8:
                 measured = float(np.max(np.abs(np.linalg.eigvals(got)))) if np.all(np.isfinite(got)) else math.nan
+                known = _diagnose_radius(got, W, rho, radius)
+                if known:
+                    raise CheckFailed(_("scale_spectral_radius(W, {rho}) on {what}: the result has spectral radius "
+                                        "{measured}, expected {rho}: {diagnosis}").format(
+                        rho=rho, what=what, measured=_fmt(measured), diagnosis=known), "diagnosed")
                 raise CheckFailed(_("scale_spectral_radius(W, {rho}) on {what}: the result has spectral radius "
                                     "{measured}, expected {rho} (and it must be a positive multiple of W)").format(
                     rho=rho, what=what, measured=_fmt(measured)))
+
+
+RADIUS_BY_SINGULAR_VALUE = N_("your result is W * rho / ||W||_2, scaled by the largest singular value: the spectral "
+                              "radius is the largest eigenvalue modulus, max |eig(W)|, which the largest singular value "
+                              "only bounds from above")
+RADIUS_BY_REAL_PART = N_("your result is W * rho / max Re(eig(W)), scaled by the largest real part of an eigenvalue: "
+                         "the spectral radius is the largest modulus, max |eig(W)| (a negative or complex eigenvalue "
+                         "can be the dominant one)")
+
+
+def _diagnose_radius(got, W, rho, radius) -> str:
+    """The one wrong radius that W * rho / it reproduces `got` with (and the right radius does
+    not), or ''."""
+    if not np.all(np.isfinite(got)):
+        return ""
+    wrong = ((np.linalg.norm(W, 2), RADIUS_BY_SINGULAR_VALUE), (np.max(np.linalg.eigvals(W).real), RADIUS_BY_REAL_PART))
+    fits = [text for r, text in wrong if not math.isclose(r, radius, rel_tol=1e-6)
+            and np.max(np.abs(got - W * (rho / r))) <= 1e-8 * np.max(np.abs(W * (rho / r)))]
+    return _(fits[0]) if len(fits) == 1 else ""
 
 
 def _fd_chain_norms(Wh, U, h0, step=1e-6):
@@ -450,6 +474,25 @@ def test_jacobian_chain_norms_linear_is_the_weight_factor(fault_injection, rng):
             index=k - 1, got=_fmt(float(got[k - 1])), k=k, expected=_fmt(float(expected[k - 1]))))
 
 
+CLIP_PER_TENSOR = N_("your clipped arrays are each scaled by min(1, max_norm / ||g||) of their own norm, per tensor: "
+                     "compute one global norm over all arrays and scale every array by the same factor "
+                     "max_norm / total_norm")
+CLIP_ELEMENTWISE = N_("your clipped arrays are np.clip(g, -max_norm, max_norm), each entry clipped on its own: that "
+                      "changes the gradient's direction; scale every array by max_norm / total_norm instead")
+
+
+def _diagnose_clip(clipped, grads, max_norm) -> str:
+    """The one wrong clip that reproduces every array of `clipped` from `grads`, or ''."""
+    wrong = ((lambda g: g * min(1.0, max_norm / np.linalg.norm(g)), CLIP_PER_TENSOR),
+             (lambda g: np.clip(g, -max_norm, max_norm), CLIP_ELEMENTWISE))
+
+    def same(a, b):
+        a = np.asarray(a, dtype=float)
+        return a.shape == b.shape and np.all(np.isfinite(a)) and np.linalg.norm(a - b) <= 1e-9 * max(np.linalg.norm(b), 1e-300)
+    fits = [text for clip, text in wrong if all(same(clipped[k], clip(g)) for k, g in grads.items())]
+    return _(fits[0]) if len(fits) == 1 else ""
+
+
 def test_clip_grad_norm_global_scaling_keeps_direction(fault_injection, rng):
     def call(grads, max_norm, what):
         clipped, total = expect_tuple(fault_injection.clip_grad_norm(grads, max_norm), 2, "clip_grad_norm")
@@ -484,6 +527,11 @@ def test_clip_grad_norm_global_scaling_keeps_direction(fault_injection, rng):
             c = expect_array(clipped[k], g.shape, f"clip_grad_norm({what})[0][{k!r}]")
             ratio = np.linalg.norm(c - g * (max_norm / oracle)) / np.linalg.norm(g * (max_norm / oracle))
             if not ratio < 1e-6:
+                known = _diagnose_clip(clipped, grads, max_norm)
+                if known:
+                    raise CheckFailed(_("clip_grad_norm with {what}: {key} is not grads[{key}] * max_norm / "
+                                      "total_norm: {diagnosis}").format(what=what, key=repr(k), diagnosis=known),
+                                      "diagnosed")
                 raise CheckFailed(_("clip_grad_norm with {what}: {key} is not grads[{key}] * max_norm / total_norm "
                                     "(every array must be scaled by the same factor, computed from the global "
                                     "norm)").format(what=what, key=repr(k)))
