@@ -254,10 +254,7 @@ def truncation_fits(hyps, refs, max_order, smooth, passed) -> bool:
 
 def grams_max(references, n) -> Counter:
     """The largest count of each n-gram in any single reference."""
-    best = Counter()
-    for ref in references:
-        best |= grams(ref, n)
-    return best
+    return right_clip([grams(ref, n) for ref in references])
 
 
 def random_corpus(rng, size, vocab):
@@ -367,6 +364,7 @@ WRONG_CLIPS = (
 
 
 def right_clip(counts) -> Counter:
+    """The count each n-gram is clipped at, from the references' Counters: its largest in any one."""
     best = Counter()
     for c in counts:
         best |= c
