@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -112,3 +114,32 @@ def borrowed_venv(folder: Path, *package_roots: Path) -> Path:
     roots = [str(p) for p in package_roots] + list(dict.fromkeys(deps))
     (site / "borrowed.pth").write_text("\n".join(roots) + "\n")
     return python
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+NO_CHROMIUM = "headless Chromium is not installed (apt-get install chromium)"
+CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000")
+
+
+def measured_in_chromium(page: Path, measure: str, width: int = 1024):
+    """Lay `page` out in headless Chromium at a laptop's width and return the JSON value of the
+    JavaScript expression `measure`, evaluated once the page and its images have loaded. The
+    probe (the page plus the script) is written beside the page, so its relative images resolve."""
+    script = (f'<script>window.addEventListener("load", () => '
+              f'document.body.setAttribute("data-measured", JSON.stringify({measure})));</script>')
+    probe = page.with_name(f"probe-{page.name}")
+    probe.write_text(page.read_text().replace("</body>", script + "</body>"))
+    try:
+        proc = subprocess.run([CHROMIUM, *CHROMIUM_ARGS, f"--window-size={width},768", "--dump-dom", probe.as_uri()],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        probe.unlink()
+    found = re.search(r'<body[^>]*data-measured="([^"]*)"', proc.stdout)
+    assert found, f"the page did not load in Chromium: {proc.stderr[-500:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def screenshot_in_chromium(page: Path, png: Path, width: int = 1024, height: int = 1600) -> None:
+    proc = subprocess.run([CHROMIUM, *CHROMIUM_ARGS, f"--window-size={width},{height}", f"--screenshot={png}",
+                           page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert png.is_file(), f"Chromium took no screenshot: {proc.stderr[-500:]}"

@@ -152,6 +152,8 @@ class Section:
     intro: str = ""
     numeric: frozenset = frozenset()        # columns aligned right
     code: frozenset = frozenset()           # columns shown as code (the histogram bars)
+    wrap: frozenset = frozenset()           # columns of long words (test ids, paths, messages): they may
+                                            # break anywhere rather than widen the table past the window
 
 
 def sections(s: ClassSummary) -> list[Section]:
@@ -162,21 +164,22 @@ def sections(s: ClassSummary) -> list[Section]:
                 ["topic", "points", "graded", "full marks", "zero", "statistics", "0 → full (tenths)"], topics,
                 "No topic.", numeric=frozenset({1, 2, 3, 4}), code=frozenset({6})),
         Section("Most frequent failing tests", ["test", "students"], [[k, str(n)] for k, n in s.failing],
-                "No test failed.", numeric=frozenset({1})),
+                "No test failed.", numeric=frozenset({1}), wrap=frozenset({0})),
         Section("Misconceptions named across the class", ["topic", "misconception", "students"],
                 [[t, w, str(n)] for t, w, n in s.misconceptions], "None named.",
                 intro="What the failing tests told students was wrong (a diagnosis, or the misconception hint of a "
                       "wrong value), counted once per student; the commonest few of each topic.",
-                numeric=frozenset({2})),
+                numeric=frozenset({2}), wrap=frozenset({1})),
         Section("Submissions that were not graded", ["submission", "status", "detail"],
-                [list(row) for row in s.not_graded], "Every submission was graded."),
+                [list(row) for row in s.not_graded], "Every submission was graded.", wrap=frozenset({2})),
         Section("Topics lost to an error, a timeout or a crash", ["submission", "topic", "status", "message"],
                 [list(row) for row in s.lost], "None: every graded topic ran to its tests' end.",
                 intro="Graded submissions whose topic scored nothing for a reason other than its answers (a syntax "
-                      "or import error, a hang, a crash): worth a look before the grades go out."),
+                      "or import error, a hang, a crash): worth a look before the grades go out.",
+                wrap=frozenset({3})),
         Section("Tampered submissions", ["submission", "protected files changed"], [list(row) for row in s.tampered],
                 "None: no protected file differs from the release (checked where a submission holds the "
-                "repository)."),
+                "repository).", wrap=frozenset({1})),
     ]
 
 
@@ -208,7 +211,16 @@ def render_md(s: ClassSummary) -> str:
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
          "table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{border:1px solid #ccc;padding:.3rem .6rem;"
          "text-align:left;vertical-align:top}td.n{text-align:right}th{background:#f3f3f3}"
-         "img{max-width:100%}code{font-size:1.1em}")
+         "td.w{overflow-wrap:anywhere}img{max-width:100%}code{font-size:1.1em}")
+
+
+def _cell(sec: Section, column: int, text: str) -> str:
+    if column in sec.numeric:
+        return f'<td class="n">{html.escape(text)}</td>'
+    if column in sec.code:
+        return f"<td><code>{html.escape(text)}</code></td>"
+    wraps = ' class="w"' if column in sec.wrap else ""
+    return f"<td{wraps}>{html.escape(one_line(text, 300))}</td>"
 
 
 def render_html(s: ClassSummary) -> str:
@@ -225,10 +237,7 @@ def render_html(s: ClassSummary) -> str:
             parts.append(f"<p>{html.escape(sec.when_empty)}</p>")
             continue
         head = "".join(f"<th>{html.escape(c)}</th>" for c in sec.columns)
-        body = "".join("<tr>" + "".join(
-            f"<td class=\"n\">{html.escape(c)}</td>" if i in sec.numeric else
-            f"<td><code>{html.escape(c)}</code></td>" if i in sec.code else f"<td>{html.escape(one_line(c, 300))}</td>"
-            for i, c in enumerate(row)) + "</tr>" for row in sec.rows)
+        body = "".join("<tr>" + "".join(_cell(sec, i, c) for i, c in enumerate(row)) + "</tr>" for row in sec.rows)
         parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
