@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import errno
 import hashlib
 import html
 import importlib.util
@@ -1187,3 +1188,75 @@ def test_student_cannot_hide_that_it_mutates_its_inputs(case):
     over = {how: earned for how, earned in forged.items() if earned > ceiling}
     assert not over, (f"attention earns {ceiling} / {points('attention')} honestly (it mutates H), "
                       f"more when the student's code hides the mutation: {over}")
+
+
+ALLOWED_ON_PURPOSE = r'''
+import ctypes, os
+
+CLONE_NEWUSER = 0x10000000
+
+def _affinity():
+    before = sorted(os.sched_getaffinity(0))
+    try:
+        os.sched_setaffinity(0, before[:1])
+    except OSError as exc:
+        return "affinity:refused:%d" % exc.errno
+    return "affinity:%s->%s" % (",".join(map(str, before)), ",".join(map(str, sorted(os.sched_getaffinity(0)))))
+
+def _nested_user_namespace():
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWUSER) != 0:
+        return "userns:refused:%d" % ctypes.get_errno()
+    header, caps = (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)()   # capget, version 3
+    libc.capget(header, caps)
+    effective = caps[0] | caps[3] << 32
+    reach = [p for p in _CFG["host_files"] if os.path.exists(p)]
+    try:                                   # RLIMIT_NPROC 0 still holds in the nested namespace
+        pid = os.fork()
+    except OSError as exc:
+        fork = "refused:%d" % exc.errno
+    else:
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        fork = "STARTED"
+    mounted = "refused"                    # a mount namespace of its own, and a tmpfs in it
+    if libc.unshare(0x00020000) == 0 and libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
+        mounted = "tmpfs"
+        written = 0
+        try:
+            with open("/tmp/beyond-the-jail-limit", "wb", buffering=0) as fh:
+                while written < 256 << 20:
+                    written += fh.write(b"x" * (1 << 20))
+        except OSError as exc:
+            written = -exc.errno
+        mounted += "-write:%d" % (written >> 20 if written > 0 else written)
+        # /proc (to write a uid map) belongs to the jail's PID namespace, owned by the jail's user namespace
+        mounted += "-proc:%d" % (0 if libc.mount(b"proc", b"/work", b"proc", 0, None) == 0 else ctypes.get_errno())
+    return "userns:created:uid=%d:capeff=%x:host_files=%d:fork=%s:mount=%s" % (
+        os.getuid(), effective, len(reach), fork, mounted)
+
+def rel_error(a, b):
+    raise RuntimeError("DESIGN " + _affinity() + " " + _nested_user_namespace())
+'''
+
+
+def test_what_the_jail_allows_on_purpose_gains_nothing(case):
+    """Pins what the README's containment section says the jail allows on purpose, in both modes:
+    the worker may narrow its own CPU affinity, and may make a nested user namespace, where it
+    holds every capability over nothing: no host file in sight, still no fork (RLIMIT_NPROC 0),
+    a tmpfs of its own it cannot create a file in (its uid is unmapped, and /proc, where a map
+    is written, cannot be mounted). If the jail starts refusing either, or the nested namespace
+    starts giving something, update the README and this test."""
+    files = [p for rel in (UNIT_REL / "hidden" / "test_bptt.py", SOLUTIONS_REL / "bptt.py")
+             for p in case.grader.everywhere(rel)]
+    sub = case.submission("sub", append={"bptt.py": hostile(ALLOWED_ON_PURPOSE, host_files=files)})
+    graded = case.grade(sub, "bptt", "attention")
+    expect_full_marks(graded.score, "attention")
+    message = results_of(graded.score, "bptt")["public::test_rel_error_formula"]["message"]
+    found = re.search(r"DESIGN affinity:(\d+)[\d,]*->(\d+) userns:(\S+)", message)
+    assert found, message
+    assert found.group(2) == found.group(1), f"the worker could not narrow its CPU affinity: {message}"
+    capabilities = f"{(1 << (int(Path('/proc/sys/kernel/cap_last_cap').read_text()) + 1)) - 1:x}"
+    assert found.group(3) == (f"created:uid=65534:capeff={capabilities}:host_files=0:fork=refused:{errno.EAGAIN}"
+                              f":mount=tmpfs-write:-{errno.EOVERFLOW}-proc:{errno.EPERM}"), message
