@@ -367,6 +367,78 @@ def test_files_beside_the_notebooks_are_never_imported(round_trip):
     assert sorted(p.name for p in round_trip["marker"].iterdir()) == []
 
 
+NOBODY_PYTHON = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+@pytest.fixture(scope="module")
+def shadow_round_trip_as_nobody():
+    """The shadow students' part of the round trip, one notebook, run as `nobody` (an
+    instructor without root) over a copy of the grader and a venv nobody owns: the dev venv's
+    interpreter lives under /root, so the copy's venv is the system's Python of the same
+    version with the dev venv's packages on its path, and nbgrader, jupyter and alembic as
+    scripts of it. Returns the course folder and the marker folder the shadow code writes to."""
+    if os.geteuid() != 0 or not shutil.which("runuser") or not os.access(NOBODY_PYTHON, os.X_OK):
+        pytest.skip(f"running nbgrader as nobody needs root, runuser and {NOBODY_PYTHON}")
+    import sysconfig
+    import tempfile
+    base = Path(tempfile.mkdtemp(prefix="nbgrader-nobody-"))      # pytest's own tmp folder is root's alone
+    base.chmod(0o755)
+    checkout, venv = base / "checkout", base / "venv"
+    shutil.copytree(REPO / "autograder", checkout / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([NOBODY_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "borrowed.pth").write_text(f"{checkout}\n{sysconfig.get_path('purelib')}\n")
+    for script, main in {"nbgrader": "nbgrader.apps.nbgraderapp", "alembic": "alembic.config",
+                         "jupyter": "jupyter_core.command"}.items():
+        (venv / "bin" / script).write_text(f"#!{python}\nimport sys\nfrom {main} import main\nsys.exit(main())\n")
+        (venv / "bin" / script).chmod(0o755)
+    course, exchange, home, marker = base / "course", base / "exchange", base / "home", base / "shadow-ran"
+    for folder in (exchange, home, marker):
+        folder.mkdir()
+    for rel, text in make_nbgrader.expected_course().items():
+        if not rel.endswith(".ipynb") or rel.endswith("/attention.ipynb"):
+            (course / rel).parent.mkdir(parents=True, exist_ok=True)
+            (course / rel).write_text(text)
+    (course / "local_nbgrader_config.py").write_text(f"c = get_config()\nc.Exchange.root = {str(exchange)!r}\n")
+    student = base / "students" / "shadow"
+    student.mkdir(parents=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter"), **ENGLISH}
+
+    def as_nobody(*args, cwd: Path) -> None:
+        subprocess.run(["chown", "-R", "nobody:", str(base)], check=True)
+        proc = subprocess.run([shutil.which("runuser"), "-u", "nobody", "--", "/usr/bin/env",
+                               *(f"{k}={v}" for k, v in env.items()), str(venv / "bin" / "nbgrader"), *map(str, args)],
+                              cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
+        assert proc.returncode == 0, f"nbgrader {args} as nobody:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+
+    x = f"--Exchange.root={exchange}"
+    as_nobody("generate_assignment", ASSIGNMENT, "--create", "--force", cwd=course)
+    as_nobody("release_assignment", ASSIGNMENT, cwd=course)
+    as_nobody("fetch_assignment", ASSIGNMENT, "--course", ASSIGNMENT, x, cwd=student)
+    fill(student / ASSIGNMENT, {}, extra_files=shadow_files(marker))
+    as_nobody("submit", ASSIGNMENT, "--course", ASSIGNMENT, x, "--student=shadow", cwd=student)
+    as_nobody("collect", ASSIGNMENT, cwd=course)
+    shutil.copytree(course / "submitted" / "shadow", course / "submitted" / SHADOW_COPIED)
+    for rel, text in shadow_files(marker).items():
+        (course / "submitted" / SHADOW_COPIED / ASSIGNMENT / rel).parent.mkdir(parents=True, exist_ok=True)
+        (course / "submitted" / SHADOW_COPIED / ASSIGNMENT / rel).write_text(text)
+    as_nobody("autograde", ASSIGNMENT, "--create", cwd=course)
+    yield course, marker
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.sweep
+def test_files_beside_the_notebooks_are_never_imported_by_an_ordinary_user(shadow_round_trip_as_nobody):
+    """Issue 24 point 7 as an instructor without root: the same shadow files, handed in and
+    copied by hand, earn nothing and never run."""
+    course, marker = shadow_round_trip_as_nobody
+    assert not (course / "submitted" / "shadow" / ASSIGNMENT / "yaml.py").exists()
+    assert (course / "autograded" / SHADOW_COPIED / ASSIGNMENT / "yaml.py").exists()
+    assert sorted(p.name for p in marker.iterdir()) == []
+    assert _scores(course) == {("shadow", "attention"): 0.0, (SHADOW_COPIED, "attention"): 0.0}
+
 @pytest.mark.sweep
 def test_a_copied_test_cell_stops_no_one(round_trip):
     """A copy and paste of a test cell used to end `nbgrader autograde` for the whole class
