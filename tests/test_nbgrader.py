@@ -371,7 +371,7 @@ NOBODY_PYTHON = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 @pytest.fixture(scope="module")
-def shadow_round_trip_as_nobody():
+def shadow_round_trip_as_nobody(request):
     """The shadow students' part of the round trip, one notebook, run as `nobody` (an
     instructor without root) over a copy of the grader and a venv nobody owns: the dev venv's
     interpreter lives under /root, so the copy's venv is the system's Python of the same
@@ -382,6 +382,7 @@ def shadow_round_trip_as_nobody():
     import sysconfig
     import tempfile
     base = Path(tempfile.mkdtemp(prefix="nbgrader-nobody-"))      # pytest's own tmp folder is root's alone
+    request.addfinalizer(lambda: shutil.rmtree(base, ignore_errors=True))
     base.chmod(0o755)
     checkout, venv = base / "checkout", base / "venv"
     shutil.copytree(REPO / "autograder", checkout / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
@@ -425,8 +426,7 @@ def shadow_round_trip_as_nobody():
         (course / "submitted" / SHADOW_COPIED / ASSIGNMENT / rel).parent.mkdir(parents=True, exist_ok=True)
         (course / "submitted" / SHADOW_COPIED / ASSIGNMENT / rel).write_text(text)
     as_nobody("autograde", ASSIGNMENT, "--create", cwd=course)
-    yield course, marker
-    shutil.rmtree(base, ignore_errors=True)
+    return course, marker
 
 
 @pytest.mark.sweep
