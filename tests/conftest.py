@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import REPO, SOLUTIONS, grade
 
 # With pytest-xdist (`make test` runs `-n auto`), tests sharing a module or session fixture

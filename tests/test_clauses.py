@@ -18,7 +18,6 @@ and every mutant breaks one: a mutant no clause claims is a clause the table for
 from __future__ import annotations
 
 import pytest
-
 from helpers import MATRIX, UNIT
 
 KINDS = {"input", "output", "shape", "dtype", "mutation", "identity", "warning", "tie", "error"}

@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from helpers import HIDDEN_TESTS, REPO, SOLUTIONS, STUBS, UNIT, make_submission
 
 from autograder.isolation import wire
-from helpers import HIDDEN_TESTS, REPO, SOLUTIONS, STUBS, UNIT, make_submission
 
 AS_ROOT = os.geteuid() == 0
 UID_BASE = 2_000_000_000                  # jailed uids (autograder.isolation.jail.UID_BASE)
@@ -148,7 +148,7 @@ class Grader:
     checkout: Path
     prefix: list            # e.g. runuser -u nobody --
     owner: tuple | None     # (uid, gid) that must own what the grader reads or writes; None: as we are
-    env: "CopiedEnv"
+    env: CopiedEnv
 
     def own(self, path: Path) -> None:
         if self.owner is None:

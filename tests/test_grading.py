@@ -5,10 +5,10 @@ import os
 import xml.etree.ElementTree as ET
 
 import pytest
+from helpers import STUBS, UNIT, grade, make_submission, run_grader
 
 from autograder import reports
 from autograder.grading.score import GradeResult
-from helpers import STUBS, UNIT, grade, make_submission, run_grader
 
 TOP_KEYS = ["schema", "assignment", "submission", "earned", "possible", "duration_s", "topics", "signals"]
 TOPIC_KEYS = ["id", "earned", "possible", "status", "tests", "message"]   # v1, then additions

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from helpers import REPO, STUBS, grade
 
 from autograder import i18n
-from helpers import REPO, STUBS, grade
 
 sys.path.insert(0, str(REPO / "scripts"))
 import i18n as catalogues  # noqa: E402  (scripts/i18n.py: extraction and merge)

@@ -28,7 +28,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from helpers import ENGLISH, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, borrowed_venv, grade, make_submission
 
 RIGHT = ("gate_derivative", "attention")                 # finished, correct

@@ -16,7 +16,6 @@ topic: a diagnosis is said only when the suite checked it on the student's numbe
 from __future__ import annotations
 
 import pytest
-
 from helpers import CASES, MATRIX, UNIT, grade_class, kill_matrix_class
 
 

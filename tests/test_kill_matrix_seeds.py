@@ -9,7 +9,6 @@ files give.
 from __future__ import annotations
 
 import pytest
-
 from helpers import CASES, MATRIX, grade_class, kill_matrix_class
 
 SEEDS = (1, 2, 3, 5, 8, 13, 21, 34, 55, 20261129)

@@ -9,10 +9,10 @@ import sys
 import textwrap
 
 import pytest
+from helpers import REPO
 
 from autograder.unit.load import load_unit
 from autograder.unit.model import MANIFEST_KEYS, UnitError
-from helpers import REPO
 
 MANIFEST = """
     name: tiny_unit

@@ -4,9 +4,9 @@ a stub that returns zeros changes nothing either, and must not earn those points
 from __future__ import annotations
 
 import numpy as np
+from helpers import grade, make_submission, results_by_id
 
 from autograder.checks import _computes
-from helpers import grade, make_submission, results_by_id
 
 ZEROS = '''import numpy as np
 

@@ -25,11 +25,16 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import SOLUTIONS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.units.rnn_prehistory.helpers.language_models import BigramLM, dyadic_ngram_lm, random_ngram_lm, random_positional_lm
-from helpers import SOLUTIONS
+from autograder.units.rnn_prehistory.helpers.language_models import (
+    BigramLM,
+    dyadic_ngram_lm,
+    random_ngram_lm,
+    random_positional_lm,
+)
 
 sys.path.insert(0, str(SOLUTIONS))
 import beam_search as bs  # noqa: E402  (the reference solution)

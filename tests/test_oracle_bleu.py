@@ -11,11 +11,10 @@ import math
 import sys
 
 import pytest
+from helpers import SOLUTIONS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import BLEU
-
-from helpers import SOLUTIONS
 
 sys.path.insert(0, str(SOLUTIONS))
 import bleu  # noqa: E402  (the reference solution)
@@ -140,9 +139,9 @@ def test_random_corpora_match_sacrebleu(corpus, smooth, max_order):
 def test_the_hidden_suites_bleu_variant_without_a_mistake_is_sacrebleu(smooth, max_order):
     """The grader-side BLEU that the diagnoses test their hypotheses with (hidden suite,
     bleu_variant) is sacrebleu's when no mistake is asked for."""
-    from autograder.units.rnn_prehistory.hidden import test_bleu as suite
-
     import numpy as np
+
+    from autograder.units.rnn_prehistory.hidden import test_bleu as suite
 
     rng = np.random.default_rng(max_order)
     for _corpus in range(5):

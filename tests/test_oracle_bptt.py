@@ -5,7 +5,6 @@ import sys
 import numpy as np
 import pytest
 import torch
-
 from helpers import SOLUTIONS
 
 sys.path.insert(0, str(SOLUTIONS))

@@ -9,7 +9,6 @@ from decimal import Decimal, getcontext
 import numpy as np
 import pytest
 import torch
-
 from helpers import SOLUTIONS
 
 sys.path.insert(0, str(SOLUTIONS))

@@ -17,7 +17,6 @@ import sys
 import numpy as np
 import pytest
 import torch  # the oracle (a dev dependency, see pyproject.toml)
-
 from helpers import SOLUTIONS
 
 SEEDS = range(200)

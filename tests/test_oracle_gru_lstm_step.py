@@ -27,7 +27,6 @@ import sys
 import numpy as np
 import pytest
 import torch  # the oracle (a dev dependency, see pyproject.toml)
-
 from helpers import HIDDEN_TESTS, SOLUTIONS
 
 SEEDS = range(200)

@@ -19,11 +19,10 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import SOLUTIONS
 
 from autograder.checks import finite_differences_stacked
 from autograder.units.rnn_prehistory import stacked
-
-from helpers import SOLUTIONS
 
 SEEDS = range(100)
 P = 5                                       # probes in a stack

@@ -4,12 +4,12 @@ it (the unit's oral_exam.yaml), is "ready", "not yet", "not graded" or "no exerc
 from __future__ import annotations
 
 import pytest
+from helpers import UNIT, grade, make_submission
 
-from autograder.unit.load import load_unit
-from autograder.unit.model import UnitError
 from autograder.grading.oral_exam import readiness
 from autograder.grading.score import TestOutcome, TopicResult
-from helpers import UNIT, grade, make_submission
+from autograder.unit.load import load_unit
+from autograder.unit.model import UnitError
 
 
 def _results(failing=(), topics=None):

@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import REPO, SOLUTIONS, UNIT, borrowed_venv
 
 sys.path.insert(0, str(REPO / "scripts"))

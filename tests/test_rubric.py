@@ -5,9 +5,9 @@ import ast
 import re
 
 import pytest
+from helpers import REPO, UNIT
 
 from autograder.grading import rubric as rubric_mod
-from helpers import REPO, UNIT
 
 
 def defined_tests(path):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import csv
 import json
 
-from autograder.grading.seed import submission_seed
 from helpers import SOLUTIONS, UNIT, grade, make_submission, run_grader
+
+from autograder.grading.seed import submission_seed
 
 
 def test_the_seed_follows_the_module_files_and_nothing_else(tmp_path):

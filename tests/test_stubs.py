@@ -7,7 +7,6 @@ import sys
 import tokenize
 
 import pytest
-
 from helpers import REPO, SOLUTIONS, STUBS, UNIT
 
 sys.path.insert(0, str(REPO / "scripts"))

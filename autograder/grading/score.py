@@ -55,7 +55,7 @@ EXCEPTION_HINTS = (   # (text in the message, hint): the commonest crashes, said
 )
 
 
-def hint_for(rec: "TestRecord", rubric_hint: str) -> str:
+def hint_for(rec: TestRecord, rubric_hint: str) -> str:
     """The rubric's misconception hint for a wrong value; for any other failure, a hint
     about what actually happened. In the language of the run (rubric hints are msgids of
     the unit's catalogue)."""

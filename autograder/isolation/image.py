@@ -46,7 +46,7 @@ def scrubbed_env() -> dict:
     return env
 
 
-def image_config(unit: "Unit", hidden: bool, trusted: bool) -> dict:
+def image_config(unit: Unit, hidden: bool, trusted: bool) -> dict:
     """What a worker image (and every worker forked from it) is made from: the unit, the
     suites it serves and how strictly it must be isolated; never a submission."""
     limits = unit.limits
@@ -59,7 +59,7 @@ def image_config(unit: "Unit", hidden: bool, trusted: bool) -> dict:
             "force_unavailable": os.environ.get("AUTOGRADER_NO_NAMESPACES") == "1"}
 
 
-def start_image(config: dict) -> "WorkerImage":
+def start_image(config: dict) -> WorkerImage:
     return WorkerImage(config, scrubbed_env(), tempfile.gettempdir())
 
 
@@ -108,7 +108,7 @@ class WorkerImage:
             err = ""
         return f"exit status {self.proc.returncode}" + (f": {err[-1500:]}" if err else "")
 
-    def spawn(self, root: str, generation: int, fds: tuple[int, int, int]) -> "ForkedProcess":
+    def spawn(self, root: str, generation: int, fds: tuple[int, int, int]) -> ForkedProcess:
         reply = self._ask({"op": "spawn", "root": root, "generation": generation}, fds)
         return ForkedProcess(self, int(reply["pid"]))
 

@@ -16,9 +16,10 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from autograder.i18n import _
 from autograder.intake.files import copy_submission
@@ -262,7 +263,7 @@ class Worker:
             self._syncs.pop()
         self._send(payload)
 
-    def invoke(self, ref: "callbacks.WorkerRef", args: tuple, kwargs: dict):
+    def invoke(self, ref: callbacks.WorkerRef, args: tuple, kwargs: dict):
         """Call an object the worker keeps for the callback being answered; its result, or
         its error raised here."""
         if ref._worker is not self or ref._serial != self._serial or self.proc.poll() is not None:
@@ -283,7 +284,7 @@ class Worker:
         except (BrokenPipeError, OSError):
             raise self._died() from None
 
-    def _violation(self, what: str) -> "WorkerDied":
+    def _violation(self, what: str) -> WorkerDied:
         self.kill()
         return WorkerDied(self.proc.returncode, self.log_tail(), what)
 
@@ -373,7 +374,7 @@ class Sandbox:
     once (its start-up overlaps whatever the grader does next) and closes it at the end.
     """
 
-    def __init__(self, unit: "Unit", submission: Path, hidden: bool = True, trusted: bool = False,
+    def __init__(self, unit: Unit, submission: Path, hidden: bool = True, trusted: bool = False,
                  image: WorkerImage | None = None, spare: bool = True):
         self.unit = unit
         self.submission = Path(submission).resolve()
@@ -422,7 +423,7 @@ class Sandbox:
             worker.close()
         self.restarts += 1
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         self.worker()
         return self
 
@@ -533,7 +534,7 @@ class Sandbox:
                 worker.close()
 
     def submit(self, module: str, function: str, args: tuple, patches: dict | None = None,
-               replace: dict | None = None) -> "Pending":
+               replace: dict | None = None) -> Pending:
         """One call run in the background on a second worker (forked from the same image,
         holding the same submission), or without a spare on the main worker when its result
         is first asked: its `result()` is what `call` would return, or raises what it would
@@ -641,7 +642,7 @@ class Pending:
 
 
 class StudentFunction:
-    def __init__(self, module: "StudentModule", name: str, patches: dict | None = None, replace: dict | None = None):
+    def __init__(self, module: StudentModule, name: str, patches: dict | None = None, replace: dict | None = None):
         self._module, self._name, self._patches, self._replace = module, name, patches, replace
 
     def __call__(self, *args, **kwargs):
@@ -668,14 +669,14 @@ class StudentFunction:
         self._module.last_mutated = list(dict.fromkeys(name for _result, mutated, _notes in replies for name in mutated))
         return [reply[0] for reply in replies]
 
-    def patched(self, patches: dict) -> "StudentFunction":
+    def patched(self, patches: dict) -> StudentFunction:
         """The same function, run with module attributes replaced, e.g.
         {"fault_injection.clip_grad_norm": BrokenClip()}: a callable replacement stays in the
         grader and is lent for the call (the worker gets a proxy, revoked when the call
         ends); a plain value (a number, an array) is set as it is."""
         return StudentFunction(self._module, self._name, patches, self._replace)
 
-    def replaced(self, replace: dict) -> "StudentFunction":
+    def replaced(self, replace: dict) -> StudentFunction:
         """The same function, each call in a fresh worker whose module has other code in the
         functions of `replace` ({"module.function": rewrite.Body}; see `Sandbox.call_replaced`)."""
         return StudentFunction(self._module, self._name, self._patches, replace)

@@ -362,7 +362,7 @@ def image(fd_control: int, config: dict) -> None:
     """
     _preload(config)
     preloaded = set(sys.modules)
-    import socket     # the image's own: a worker must not find it imported (see _forked_worker)
+    import socket  # the image's own: a worker must not find it imported (see _forked_worker)
 
     # What is loaded now is shared with every worker until one writes to it: frozen, the
     # cyclic collector of a worker never walks (and so never copies) those pages.

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +46,7 @@ def rgba(colour, alpha: float = 1.0) -> tuple[int, int, int, int]:
     return r, g, b, round(255 * alpha)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _font_file(bold: bool) -> str:
     # matplotlib's DejaVu Sans, found without importing matplotlib
     spec = importlib.util.find_spec("matplotlib")
@@ -54,7 +54,7 @@ def _font_file(bold: bool) -> str:
     return str(folder / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def font(points: float, bold: bool, dpi: float):
     return _memo_font_class()(_font_file(bold), max(1, round(points * dpi / 72 * SUPERSAMPLE)))
 
@@ -62,7 +62,7 @@ def font(points: float, bold: bool, dpi: float):
 MEMO_TEXTS = 4096          # masks and boxes one font keeps (texts of data values come and go)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _memo_font_class():
     from PIL import ImageFont
 
@@ -105,7 +105,7 @@ class _Text:
         self.text, self.fontsize, self.colour, self.ha, self.va = str(text), fontsize, colour, ha, va
         self.bold, self.rotation, self.bbox = bold, rotation, bbox
 
-    def draw(self, fig: "Figure", draw, image, x: float, y: float) -> None:
+    def draw(self, fig: Figure, draw, image, x: float, y: float) -> None:
         """Draw with its anchor (ha, va) at pixel (x, y) of the supersampled image."""
         f = font(self.fontsize, self.bold, fig.dpi)
         spacing = round(0.2 * self.fontsize * fig.px)
@@ -151,7 +151,7 @@ class Axes:
 
     transAxes = "axes fraction"
 
-    def __init__(self, fig: "Figure", box: tuple[float, float, float, float]):
+    def __init__(self, fig: Figure, box: tuple[float, float, float, float]):
         self.fig, self.box = fig, box            # (left, bottom, width, height), figure fraction
         self._artists: list[tuple[float, int, object]] = []     # (zorder, order, draw(layer, draw))
         self._texts: list[tuple[str, object, tuple, tuple, _Text]] = []

@@ -15,8 +15,13 @@ import numpy as np
 from autograder.checks import CheckFailed
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
-from autograder.units.rnn_prehistory.helpers.language_models import (BigramLM, NGramLM, dyadic_ngram_lm, random_ngram_lm,
-                                               random_positional_lm)
+from autograder.units.rnn_prehistory.helpers.language_models import (
+    BigramLM,
+    NGramLM,
+    dyadic_ngram_lm,
+    random_ngram_lm,
+    random_positional_lm,
+)
 from autograder.units.rnn_prehistory.oracles import ExactSequenceScore
 
 TOL = 1e-9

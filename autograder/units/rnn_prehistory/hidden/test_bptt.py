@@ -8,9 +8,18 @@ student's forward and backward cannot agree on a shared mistake.
 
 import numpy as np
 
-from autograder.checks import (CheckFailed, MutationCheck, expect_array, expect_close, expect_gradients,
-                               expect_not_mutated, expect_tuple, finite_differences_stacked, norm_rel_error,
-                               rel_error)
+from autograder.checks import (
+    CheckFailed,
+    MutationCheck,
+    expect_array,
+    expect_close,
+    expect_gradients,
+    expect_not_mutated,
+    expect_tuple,
+    finite_differences_stacked,
+    norm_rel_error,
+    rel_error,
+)
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory import stacked
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm

@@ -10,8 +10,16 @@ with an explicit product of H x H Jacobian matrices and their spectral norms
 
 import numpy as np
 
-from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple, \
-    finite_differences_stacked, norm_rel_error, rel_error
+from autograder.checks import (
+    CheckFailed,
+    MutationCheck,
+    expect_array,
+    expect_close,
+    expect_tuple,
+    finite_differences_stacked,
+    norm_rel_error,
+    rel_error,
+)
 from autograder.i18n import N_, _
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. The circuit is bilinear, so central

@@ -17,8 +17,16 @@ import itertools
 
 import numpy as np
 
-from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_gradients, expect_tuple, \
-    finite_differences_stacked, rel_error
+from autograder.checks import (
+    CheckFailed,
+    MutationCheck,
+    expect_array,
+    expect_close,
+    expect_gradients,
+    expect_tuple,
+    finite_differences_stacked,
+    rel_error,
+)
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory import stacked
 
