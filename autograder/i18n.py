@@ -92,7 +92,7 @@ def compile_mo(messages: dict[str, str]) -> bytes:
     values_start = keys_start + n * 8
     data_start = values_start + n * 8
     ids, strs, key_table, value_table = b"", b"", [], []
-    for k, v in pairs:
+    for k, _v in pairs:
         key_table.append((len(k), len(ids)))
         ids += k + b"\0"
     strs_start = data_start + len(ids)

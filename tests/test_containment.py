@@ -939,7 +939,7 @@ def test_disk_writes_stop_at_the_jail_limit(case):
     message = results_of(graded.score, "bptt")["public::test_rel_error_formula"]["message"]
     fills = re.findall(r"(/\w+):(\d+):(\w+):([\d.]+)", message)
     assert len(fills) == 2, message
-    for folder, mib, error, seconds in fills:
+    for _folder, mib, error, seconds in fills:
         assert int(mib) <= 64 and error in ("ENOSPC", "EFBIG") and float(seconds) < 5, message
 
 

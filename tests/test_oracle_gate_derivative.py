@@ -69,7 +69,7 @@ def test_jacobian_matches_torch_functional_jacobian(gd):
         J = gd.forget_gate_jacobian(f)
         assert J.shape == (N, H, H)
         for n in range(N):
-            jac = torch.autograd.functional.jacobian(lambda c: t64(f[n]) * c + t64(g[n]), t64(c_prev[n]))
+            jac = torch.autograd.functional.jacobian(lambda c, f=f, g=g, n=n: t64(f[n]) * c + t64(g[n]), t64(c_prev[n]))
             worst = max(worst, float(np.max(np.abs(J[n] - jac.numpy()))))
     print(f"forget_gate_jacobian vs torch.autograd.functional.jacobian: max |diff| = {worst:.2e}")
     assert worst <= 1e-15

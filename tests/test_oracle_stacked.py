@@ -105,8 +105,8 @@ def test_stacked_finite_differences_match_one_probe_at_a_time(ref):
         dh = rng.normal(size=(2, 4, 4))
         arrays = [x, h0, Wx, Wh, b]
         stacked_fd = finite_differences_stacked(
-            lambda *probes: np.sum(dh * stacked.rnn_forward(*probes), axis=(1, 2, 3)), arrays)
-        loop_fd = _one_by_one(lambda: float(np.sum(dh * ref["bptt"].rnn_forward(x, h0, Wx, Wh, b)[0])), arrays)
+            lambda *probes, dh=dh: np.sum(dh * stacked.rnn_forward(*probes), axis=(1, 2, 3)), arrays)
+        loop_fd = _one_by_one(lambda dh=dh, x=x, h0=h0, Wx=Wx, Wh=Wh, b=b: float(np.sum(dh * ref["bptt"].rnn_forward(x, h0, Wx, Wh, b)[0])), arrays)
         _h, cache = ref["bptt"].rnn_forward(x, h0, Wx, Wh, b)
         analytic = ref["bptt"].rnn_backward(dh, cache)
         for s, lp, an in zip(stacked_fd, loop_fd, analytic):

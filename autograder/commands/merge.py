@@ -57,7 +57,8 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows, versions = [], set()
-    for k, (path, n) in sorted(shard_files(list(args.shards)).items()):
+    shards = sorted(shard_files(list(args.shards)).items())    # every k of 1..n, once
+    for _k, (path, _n) in shards:
         with path.open(newline="", encoding="utf-8") as fh:
             shard_rows = list(csv.DictReader(fh))
         for row in shard_rows:
@@ -74,5 +75,5 @@ def run(args) -> int:
     version = versions.pop() if versions else ""
     name = write_class_csv(out, unit, rows, 1, 1, version)
     class_report.write(out, unit, rows, version)
-    print(f"{len(rows)} submission(s) from {n} shard(s) -> {out / name}")
+    print(f"{len(rows)} submission(s) from {len(shards)} shard(s) -> {out / name}")
     return 0

@@ -466,14 +466,14 @@ class Sandbox:
             except WorkerTimedOut:
                 self._discard(slot)
                 raise StudentTimeout(_("{what} did not return within {seconds} s (an infinite loop, or far too "
-                                       "slow)").format(what=what, seconds=f"{timeout:g}"))
+                                       "slow)").format(what=what, seconds=f"{timeout:g}")) from None
             except WorkerDied as died:
                 self._discard(slot)
                 output = self.redact(died.log_tail).strip()
                 detail = _("; its last output:\n{output}").format(output=output[-800:]) if output else ""
                 how = died.reason or describe_exit(died.returncode)
                 raise StudentCrash(_("the process running your code {how} during {what}{detail}").format(
-                    how=how, what=what, detail=detail))
+                    how=how, what=what, detail=detail)) from None
             self.sandbox_info = worker.sandbox_info
             yield reply
 

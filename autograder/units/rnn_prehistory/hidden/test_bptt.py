@@ -88,7 +88,7 @@ def test_rnn_step_backward_matches_finite_differences(bptt, rng):
         _h, cache = bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)
         grads = expect_tuple(bptt.rnn_step_backward(dnext, cache), 5, "rnn_step_backward")
 
-        def losses(*probes):
+        def losses(*probes, dnext=dnext):
             return np.sum(dnext * stacked.rnn_step(*probes), axis=(1, 2))
 
         numeric = finite_differences_stacked(losses, [x, prev_h, Wx, Wh, b])

@@ -69,7 +69,7 @@ def test_forget_gate_backward_matches_finite_differences(gate_derivative, refere
         _c, cache = expect_tuple(gate_derivative.forget_gate_forward(c_prev, f, g), 2, "forget_gate_forward")
         grads = expect_tuple(gate_derivative.forget_gate_backward(dc, cache), 3, "forget_gate_backward")
 
-        def losses(*probes):       # the circuit is element-wise: the reference takes a stack of probes as it is
+        def losses(*probes, dc=dc):       # the circuit is element-wise: the reference takes a stack of probes as it is
             return np.sum(dc * reference.gate_derivative.forget_gate_forward(*probes)[0], axis=(1, 2))
 
         numeric = finite_differences_stacked(losses, [c_prev, f, g])

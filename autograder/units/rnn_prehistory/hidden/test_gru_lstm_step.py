@@ -286,7 +286,7 @@ def test_gru_step_forward_matches_reference(gru_lstm, reference, rng):
         expected, _cache = reference.gru_lstm.gru_step_forward(*args)
         what = _("gru_step_forward: next_h for {sizes}").format(sizes=f"N={N}, D={D}, H={H}")
         expect_forward(out[0], expected, what,
-                       lambda: recognise_gru(out[0], args))
+                       lambda out=out, args=args: recognise_gru(out[0], args))
 
 
 def test_gru_step_backward_matches_finite_differences(gru_lstm, rng):
@@ -296,7 +296,7 @@ def test_gru_step_backward_matches_finite_differences(gru_lstm, rng):
         next_h, cache = expect_tuple(gru_lstm.gru_step_forward(*args), 2, "gru_step_forward")
         grads = expect_tuple(gru_lstm.gru_step_backward(dnext, cache), 5, "gru_step_backward")
 
-        def losses(*probes):
+        def losses(*probes, dnext=dnext):
             return np.sum(dnext * stacked.gru_step(*probes), axis=(1, 2))
 
         try:
@@ -308,7 +308,7 @@ def test_gru_step_backward_matches_finite_differences(gru_lstm, rng):
             if mistake:
                 raise CheckFailed(_("{failure}: {diagnosis}").format(failure=failure, diagnosis=mistake),
                                   "diagnosed") from None
-            known = safely(lambda: recognise_gru(next_h, args))
+            known = safely(lambda next_h=next_h, args=args: recognise_gru(next_h, args))
             raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
                 failure=failure, known=known) if known else str(failure)) from None
 
@@ -355,9 +355,9 @@ def test_lstm_step_forward_matches_reference(gru_lstm, reference, rng):
         exp_h, exp_c, _cache = reference.gru_lstm.lstm_step_forward(*args)
         shape = f"N={N}, D={D}, H={H}"
         expect_forward(out[1], exp_c, _("lstm_step_forward: next_c for {sizes}").format(sizes=shape),
-                       lambda: recognise_lstm(out[0], out[1], args))
+                       lambda out=out, args=args: recognise_lstm(out[0], out[1], args))
         expect_forward(out[0], exp_h, _("lstm_step_forward: next_h for {sizes}").format(sizes=shape),
-                       lambda: recognise_lstm(out[0], out[1], args))
+                       lambda out=out, args=args: recognise_lstm(out[0], out[1], args))
 
 
 def test_lstm_step_backward_matches_finite_differences(gru_lstm, rng):
@@ -367,7 +367,7 @@ def test_lstm_step_backward_matches_finite_differences(gru_lstm, rng):
         out = expect_tuple(gru_lstm.lstm_step_forward(*args), 3, "lstm_step_forward")
         grads = expect_tuple(gru_lstm.lstm_step_backward(dnext_h, dnext_c, out[2]), 6, "lstm_step_backward")
 
-        def losses(*probes):
+        def losses(*probes, dnext_h=dnext_h, dnext_c=dnext_c):
             h, c = stacked.lstm_step(*probes)
             return np.sum(dnext_h * h, axis=(1, 2)) + np.sum(dnext_c * c, axis=(1, 2))
 
@@ -381,7 +381,7 @@ def test_lstm_step_backward_matches_finite_differences(gru_lstm, rng):
             if mistake:
                 raise CheckFailed(_("{failure}: {diagnosis}").format(failure=failure, diagnosis=mistake),
                                   "diagnosed") from None
-            known = safely(lambda: recognise_lstm(out[0], out[1], args))
+            known = safely(lambda out=out, args=args: recognise_lstm(out[0], out[1], args))
             raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
                 failure=failure, known=known) if known else str(failure)) from None
 
@@ -426,7 +426,7 @@ def test_lstm_forward_matches_reference(gru_lstm, reference, rng):
         what = _("lstm_forward: h for {sizes}").format(sizes=f"N={N}, T={T}, D={D}, H={H}")
         h = expect_array(out[0], expected.shape, what)
         if np.all(np.isfinite(h)) and rel_error(h, expected) > FORWARD_TOL:
-            known = safely(lambda: recognise_lstm_sequence(h, args))
+            known = safely(lambda h=h, args=args: recognise_lstm_sequence(h, args))
             if known:
                 raise CheckFailed(_("{what} is wrong. {known}").format(what=what, known=known), "diagnosed")
         expect_close(h, expected, what,
@@ -444,7 +444,7 @@ def test_lstm_backward_matches_finite_differences(gru_lstm, rng):
         h, cache = expect_tuple(gru_lstm.lstm_forward(*args), 2, "lstm_forward")
         grads = expect_tuple(gru_lstm.lstm_backward(dh, cache), 5, "lstm_backward")
 
-        def losses(*probes):
+        def losses(*probes, dh=dh):
             return np.sum(dh * stacked.lstm_forward(*probes), axis=(1, 2, 3))
 
         try:
@@ -454,7 +454,7 @@ def test_lstm_backward_matches_finite_differences(gru_lstm, rng):
                              _("walk back from t = T-1 carrying dprev_h AND dprev_c; step t gets dh[:, t] + dprev_h; "
                                "the weight gradients add up over all steps"))
         except CheckFailed as failure:
-            known = safely(lambda: recognise_lstm_sequence(h, args))
+            known = safely(lambda h=h, args=args: recognise_lstm_sequence(h, args))
             raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
                 failure=failure, known=known) if known else str(failure)) from None
 
