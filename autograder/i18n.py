@@ -55,7 +55,9 @@ def _unquote(text: str) -> str:
 def read_po(text: str) -> dict[str, str]:
     """msgid -> msgstr of a PO file (single forms; fuzzy and obsolete entries left out;
     the header entry, msgid "", is kept)."""
-    entries, current, field, fuzzy = {}, {}, None, False
+    entries: dict[str, str] = {}
+    current: dict[str, str] = {}
+    field, fuzzy = None, False
 
     def flush():
         nonlocal current, fuzzy

@@ -75,6 +75,9 @@ class Job:
         self.proc = subprocess.Popen([sys.executable, "-m", "autograder.commands.batch", json.dumps(config)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      start_new_session=True)
+        # opened as pipes above, so never None
+        assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
+        self._stdin, self._stdout = self.proc.stdin, self.proc.stdout
         self._log = LogDrain(self.proc.stderr.fileno())
         self._log.start()
         self._buf = b""
@@ -82,11 +85,11 @@ class Job:
     def grade(self, task: dict, timeout: float) -> dict:
         deadline = time.monotonic() + timeout
         try:
-            self.proc.stdin.write((json.dumps(task) + "\n").encode())
-            self.proc.stdin.flush()
+            self._stdin.write((json.dumps(task) + "\n").encode())
+            self._stdin.flush()
         except OSError:
             raise JobDied(self.tail()) from None
-        fd = self.proc.stdout.fileno()
+        fd = self._stdout.fileno()
         while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -110,7 +113,7 @@ class Job:
     def stop(self) -> None:
         """SIGTERM (the job stops grading and closes its workers), SIGKILL if that does not end it."""
         try:
-            self.proc.stdin.close()
+            self._stdin.close()
         except OSError:
             pass
         for sig, grace in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, None)):
@@ -125,7 +128,7 @@ class Job:
             except subprocess.TimeoutExpired:
                 continue
         self.proc.wait()
-        self.proc.stdout.close()
+        self._stdout.close()
 
 
 class Progress:
@@ -214,9 +217,10 @@ def run(args) -> int:
         for t in threads:
             t.join()
     finally:          # the class file is written whatever happened to the submissions
-        for i, entry in enumerate(mine) if manifest is not None else ():
-            if i in rows and entry.status == "ok":
-                rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs)
+        if manifest is not None:
+            for i, entry in enumerate(mine):
+                if i in rows and entry.status == "ok":
+                    rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs)
         done = [rows[i] for i in sorted(rows)]
         name = write_class_csv(args.out, unit, done, k, n, version)
         shutil.rmtree(scratch, ignore_errors=True)

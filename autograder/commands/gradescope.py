@@ -47,6 +47,7 @@ def run(args) -> int:
         _explain(results, _("Nothing was graded: {why}. Upload your module files ({files}), or your "
                             "repository.").format(why=entry.detail, files=files))
         return 0
+    assert entry.folder is not None               # an "ok" entry has its module files' folder
     options = Options(lang=args.lang, shown_folder=entry.shown_as or None)
     command = "python -m autograder grade <your folder>"
     try:

@@ -28,11 +28,12 @@ def shard_files(folders: list[Path]) -> dict[int, tuple[Path, int]]:
     """k -> (class file, n), checked: one n, every k of 1..n exactly once."""
     found: dict[int, tuple[Path, int]] = {}
     for folder in folders:
-        files = [p for p in Path(folder).glob("class.shard*of*.csv") if SHARD_FILE.fullmatch(p.name)]
+        named = [(p, SHARD_FILE.fullmatch(p.name)) for p in Path(folder).glob("class.shard*of*.csv")]
+        files = [(p, match) for p, match in named if match is not None]
         if not files:
             raise GraderError(f"{folder} holds no class.shardKofN.csv: is it the --out of a `batch --shard K/N` run?")
-        for path in files:
-            k, n = (int(x) for x in SHARD_FILE.fullmatch(path.name).groups())
+        for path, match in files:
+            k, n = (int(x) for x in match.groups())
             if k in found:
                 raise GraderError(f"shard {k} of {n} is given twice ({found[k][0]} and {path})")
             found[k] = (path, n)

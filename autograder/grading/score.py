@@ -7,6 +7,7 @@ recorded into a `GradeResult`; every report format is an exporter of that one ob
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from autograder.grading.rubric import RubricTopic
@@ -150,7 +151,7 @@ class GradeResult:
 
 
 def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, probe: tuple[str, str],
-                stub_path: str, unfinished: list[str] = (), only: frozenset | None = None) -> TopicResult:
+                stub_path: str, unfinished: Sequence[str] = (), only: frozenset | None = None) -> TopicResult:
     """One topic's result from its rubric entries, the plugin's records and its import probe.
     `unfinished`: the module's functions that still raise NotImplementedError (grading/todo.py);
     `only`: the (visibility, test) pairs run when the topic was graded on a selection of its tests."""

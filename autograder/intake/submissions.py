@@ -297,6 +297,7 @@ def from_upload(folder: Path, modules: set[str]) -> Entry:
     files at its top, in wrapper folders, or in a clone of the student repository."""
     entry = _from_folder(Path(folder), modules, name="submission")
     if entry.status == "ok":
+        assert entry.folder is not None              # an "ok" entry has its module files' folder
         inside = entry.folder.relative_to(folder).as_posix()
         entry.shown_as = "" if inside == "." else inside
     return entry

@@ -85,6 +85,7 @@ class WorkerImage:
 
     def _ask(self, request: dict, fds: tuple[int, ...] = ()) -> dict:
         with self._lock:
+            error: OSError | None
             try:
                 socket.send_fds(self._control, [json.dumps(request).encode()], list(fds))
                 data = self._control.recv(1 << 16)
@@ -130,10 +131,12 @@ class ForkedProcess:
     session, so killing its process group kills everything it started."""
 
     def __init__(self, image: WorkerImage, pid: int):
-        self.image, self.pid, self.returncode = image, pid, None
+        self.image, self.pid = image, pid
+        self.returncode: int | None = None
         self._lock = threading.Lock()    # a background call's thread and the main one may both poll
         # A pidfd turns readable when the process ends: poll() asks the image for the exit
         # status only then (the sandbox polls before every call into student code).
+        self._pidfd: int | None
         try:
             self._pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
@@ -161,6 +164,7 @@ class ForkedProcess:
         while self.poll() is None:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
+                assert timeout is not None               # a time left implies a timeout
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
             with self._lock:     # a copy: another thread's poll may close the pidfd meanwhile
                 pidfd = os.dup(self._pidfd) if self._pidfd is not None else None

@@ -66,6 +66,7 @@ def replace_body(source: bytes, function: str, body: Body) -> bytes:
     code = _bindings(node, body.params) + body.line
     rest = statements[1:] if has_doc else statements
     last = node.end_lineno                           # 1-based, inclusive
+    assert last is not None                          # set on every node ast.parse makes
     if rest:
         first = rest[0]
         head = _cut(lines[first.lineno - 1], first.col_offset)
@@ -76,6 +77,7 @@ def replace_body(source: bytes, function: str, body: Body) -> bytes:
         lines[first.lineno - 1:last] = [code + "\n", *["\n"] * (last - first.lineno)]
     else:                                            # a docstring only (a stub): run after it, same line
         doc = statements[0]
+        assert doc.end_lineno is not None and doc.end_col_offset is not None    # as `last` above
         end_line = lines[doc.end_lineno - 1]
         head = _cut(end_line, doc.end_col_offset)
         lines[doc.end_lineno - 1] = head + "; " + code + end_line[len(head):]

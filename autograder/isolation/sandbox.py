@@ -567,11 +567,11 @@ class Sandbox:
                 what=what, seconds=f"{self.timed_out[what]:g}"))
         lent = {target: callbacks.Lent(value) if callable(value) else value
                 for target, value in (patches or {}).items()}
-        message = {"op": "map", "module": module, "function": function,
+        request = {"op": "map", "module": module, "function": function,
                    "calls": [{"args": list(args), "kwargs": kwargs} for args, kwargs in calls],
                    "keep": list(self.unit.kept_outputs(module, function)), "patches": lent}
         try:    # every reply is read before any is judged: none may be left in the pipe
-            replies = list(self._requests(message, len(calls), self.limits.call_timeout_s, what, slot))
+            replies = list(self._requests(request, len(calls), self.limits.call_timeout_s, what, slot))
         except StudentTimeout:
             self.timed_out[what] = self.limits.call_timeout_s
             raise
@@ -664,7 +664,7 @@ class StudentFunction:
     def map(self, arg_lists) -> list:
         """[f(*args) for args in arg_lists], in one exchange with the worker. The first
         failing call raises, as in that loop."""
-        calls = [(tuple(args), {}) for args in arg_lists]
+        calls: list[tuple[tuple, dict]] = [(tuple(args), {}) for args in arg_lists]
         replies = self._module._sandbox.call_many(self._module._name, self._name, calls, self._patches)
         self._module.last_mutated = list(dict.fromkeys(name for _result, mutated, _notes in replies for name in mutated))
         return [reply[0] for reply in replies]

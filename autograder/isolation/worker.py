@@ -386,7 +386,7 @@ def image(fd_control: int, config: dict) -> None:
                 for fd in fds:
                     os.close(fd)
                 children.add(pid)
-                reply = {"pid": pid}
+                reply: dict[str, int | None] = {"pid": pid}
             else:
                 pid = int(req["pid"])
                 try:

@@ -8,6 +8,7 @@ what a student may see of the hidden tests is cut once, before any format render
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from autograder.grading.score import GradeResult
@@ -17,11 +18,11 @@ from autograder.reports.detail import visible
 __all__ = ["FILES", "atomic_write", "visible", "write_all"]
 from autograder.reports.files import atomic_write
 
-FILES = {"score.md": markdown.render, "junit.xml": junit.render, "results.json": gradescope_results.render,
+FILES: dict[str, Callable[..., str]] = {"score.md": markdown.render, "junit.xml": junit.render, "results.json": gradescope_results.render,
          "score.json": score_json.render}
 
 
-def write_all(out_dir: Path, result: GradeResult, images: list[tuple[str, str]] = (),
+def write_all(out_dir: Path, result: GradeResult, images: Sequence[tuple[str, str]] = (),
               hidden_detail: str = "hints") -> list[Path]:
     """Write every format into `out_dir`; `images` are (file name, caption) shown in score.md,
     `hidden_detail` how much of the hidden tests every format shows (see reports.detail)."""

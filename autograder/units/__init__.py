@@ -28,6 +28,7 @@ def register(path, name: str) -> str:
     init = path / "__init__.py"
     if init.exists():
         spec = importlib.util.spec_from_file_location(package, init, submodule_search_locations=[str(path)])
+        assert spec is not None      # a .py file's location always gives a spec
     else:
         spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
         spec.submodule_search_locations = [str(path)]

@@ -33,6 +33,7 @@ import platform
 import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -262,7 +263,7 @@ def build_evidence(lab: LabRecord, signals: dict, submission: Path, command: str
 
 def write_evidence(out_dir: Path, lab: LabRecord, signals: dict, submission: Path, command: str,
                    grading_seed: int | None = None, tampered: list[str] | None = None,
-                   notes: list[str] = ()) -> Path:
+                   notes: Sequence[str] = ()) -> Path:
     """Write <out_dir>/evidence.yaml (learn-llm.evidence.v1, filled) and return its path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -309,7 +310,7 @@ class Artefacts:
 
     def write(self, out_dir: Path, result, submission: Path, command: str) -> list[tuple[Path, str | None]]:
         """(path, caption for score.md or None) of every file written."""
-        written = []
+        written: list[tuple[Path, str | None]] = []
         try:
             png = render_sequence_plot(result.extras)
             if png is not None:

@@ -106,6 +106,7 @@ def grading_mark(lab: LabRecord, key: str) -> tuple[str, str]:
     said = f"; you say {run[key]}" if isinstance(run.get(key), bool) else ""
     if not checks:
         return "not graded", "NOT GRADED here (the hidden tests grade)" + said
+    assert entry is not None                      # the checks are its own
     failed = [WAYS.get(way, way) for way, ok in checks.items() if not ok]
     cause = entry.details.get("cause") or {}
     if not failed and entry.details.get("value") is False and cause:
@@ -543,4 +544,5 @@ def panels_of_png(png: bytes) -> list[dict]:
     from PIL import Image
 
     with Image.open(io.BytesIO(png)) as image:
-        return json.loads(image.text.get(METADATA_KEY, "[]"))
+        # type: ignore: Image.open is typed as any image file; a PNG's (PngImageFile) has .text
+        return json.loads(image.text.get(METADATA_KEY, "[]"))  # type: ignore[attr-defined]

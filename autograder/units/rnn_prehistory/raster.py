@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -50,6 +51,8 @@ def rgba(colour, alpha: float = 1.0) -> tuple[int, int, int, int]:
 def _font_file(bold: bool) -> str:
     # matplotlib's DejaVu Sans, found without importing matplotlib
     spec = importlib.util.find_spec("matplotlib")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("matplotlib (whose DejaVu Sans fonts the figures use) is not installed")
     folder = Path(next(iter(spec.submodule_search_locations))) / "mpl-data" / "fonts" / "ttf"
     return str(folder / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"))
 
@@ -153,16 +156,20 @@ class Axes:
 
     def __init__(self, fig: Figure, box: tuple[float, float, float, float]):
         self.fig, self.box = fig, box            # (left, bottom, width, height), figure fraction
-        self._artists: list[tuple[float, int, object]] = []     # (zorder, order, draw(layer, draw))
-        self._texts: list[tuple[str, object, tuple, tuple, _Text]] = []
-        self._xlim = self._ylim = None
+        self._artists: list[tuple[float, int, Callable]] = []     # (zorder, order, draw(layer, draw))
+        self._texts: list[tuple[tuple, object, tuple, _Text]] = []     # (coords, xy, offset, text)
+        self._xlim: tuple[float, float] | None = None
+        self._ylim: tuple[float, float] | None = None
         self._data_x: list[float] = []
         self._data_y: list[float] = []
         self.log = False
         self.labelsize = 10.0
-        self._grid = None
-        self._xticks = self._yticks = ([], [])
-        self.title = self.xlabel = self.ylabel = None
+        self._grid: float | None = None      # the grid lines' alpha; None: no grid
+        self._xticks: tuple[list, list] = ([], [])     # (values, labels)
+        self._yticks: tuple[list, list] = ([], [])
+        self.title: tuple[_Text, float] | None = None  # (text, pad)
+        self.xlabel: _Text | None = None
+        self.ylabel: _Text | None = None
 
     # ------------------------------------------------------------------ scales and limits
     def set_yscale(self, scale: str) -> None:
@@ -441,7 +448,7 @@ class Figure:
         self.width, self.height = self.size[0] * SUPERSAMPLE, self.size[1] * SUPERSAMPLE
         self.axes: list[Axes] = []
         self._texts: list[tuple[float, float, _Text]] = []
-        self._legend = None
+        self._legend: tuple[list, float, float, float, float, float] | None = None
         self._adjust = {"left": 0.125, "right": 0.9, "bottom": 0.11, "top": 0.88, "wspace": 0.2, "hspace": 0.2}
 
     def px_width(self, points: float) -> int:
@@ -476,8 +483,8 @@ class Figure:
         (style, label), style the keyword arguments of `Axes.plot` for a line or a marker."""
         self._legend = (entries, x, y, fontsize, handlelength, columnspacing)
 
-    def _draw_legend(self, image, draw) -> None:
-        entries, x, y, fontsize, handlelength, columnspacing = self._legend
+    def _draw_legend(self, image, draw, legend: tuple[list, float, float, float, float, float]) -> None:
+        entries, x, y, fontsize, handlelength, columnspacing = legend
         em = fontsize * self.px
         left, middle = x * self.width, (1 - y) * self.height + em
         for style, label in entries:
@@ -507,5 +514,5 @@ class Figure:
         for x, y, text in self._texts:
             text.draw(self, draw, image, x * self.width, (1 - y) * self.height)
         if self._legend is not None:
-            self._draw_legend(image, draw)
+            self._draw_legend(image, draw, self._legend)
         return image.reduce(SUPERSAMPLE)

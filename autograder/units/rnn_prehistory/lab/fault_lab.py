@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -52,7 +53,7 @@ SIGNALS = (
 )
 
 # Evidence (learn-llm.evidence.v1): the expected value of each metric.
-EXPECTED = {key: True for key in SIGNALS}
+EXPECTED: dict[str, bool | str] = {key: True for key in SIGNALS}
 EXPECTED["bptt_matches_finite_difference"] = "relative-error-under-1e-6"
 
 # Which figure keys each signal is judged on.
@@ -285,7 +286,7 @@ class Procedure:
 
     def __init__(self, reference, seed: int):
         self.reference, self.seed = reference, seed
-        self._starts: dict[str, dict] = {}
+        self._starts: dict[str, Mapping] = {}     # experiment -> the generator's state it starts from
         self.figures = self._run(PROCEDURE.values())
 
     def _run(self, experiments, start_at_kept=False) -> dict:
