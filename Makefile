@@ -16,7 +16,7 @@ GRADE_ARGS ?=
 
 help:
 	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
-	@echo "make test     run the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
+	@echo "make test     make lint, then the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
 	@echo "make lint     ruff, mypy and the import contracts (lint-imports)"
 	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, the nbgrader round trip, containment as root"
 	@echo "make stubs    regenerate assignments/ from solutions/"
@@ -53,8 +53,9 @@ CACHED := env -u PYTHONDONTWRITEBYTECODE
 grade: $(VENV)/.installed-base catalogues
 	$(CACHED) $(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
 
-# On TEST_JOBS processes; tests/conftest.py decides which tests must share one.
-test: $(VENV)/.installed-dev catalogues
+# On TEST_JOBS processes; tests/conftest.py decides which tests must share one. `make lint`
+# first: a lint or type error stops the run before the tests start.
+test: lint $(VENV)/.installed-dev catalogues
 	$(CACHED) $(PY) -m pytest tests -q -n $(TEST_JOBS) -m "not sweep"
 
 # ruff (pyflakes, syntax, bugbear, import order, pyupgrade) over the code, mypy over the engine,
