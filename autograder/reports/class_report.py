@@ -78,7 +78,8 @@ def _misconception(test: dict) -> str | None:
 
 def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSummary:
     topics = [TopicStats(t.id, unit.rubric.topic(t.id).points) for t in unit.topics]
-    failing, named = Counter(), Counter()
+    failing: Counter[str] = Counter()                 # topic/test -> submissions failing it
+    named: Counter[tuple[str, str]] = Counter()      # (topic, misconception) -> submissions showing it
     totals, not_graded, tampered, lost = [], [], [], []
     for row in in_class_order(rows):
         name = row["submission"]

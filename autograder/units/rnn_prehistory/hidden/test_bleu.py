@@ -16,8 +16,8 @@ import math
 from collections import Counter
 
 from autograder.checks import CheckFailed
-from autograder.isolation.sandbox import StudentCodeError
 from autograder.i18n import N_, _
+from autograder.isolation.sandbox import StudentCodeError
 
 MODES = ("none", "floor", "add-k", "exp")
 WORDS = "the cat sat on a mat dog ran".split()
