@@ -1,9 +1,9 @@
 """Containment at intake (issue 24, points 3, 5, 6), in the two ways the grader is started
-(tests/test_containment.py: "root", in `make sweep`, and "unprivileged", as `nobody` over a
-copy of the checkout): links on the way to the module files in every intake (`grade`,
+(root, in `make sweep`, and unprivileged, as `nobody` over a copy of the checkout; see
+harness.py): links on the way to the module files in every intake (`grade`,
 `batch`, Gradescope, `pr`), an archive bomb, and entries named like the class files.
 
-Every case runs under test_containment's `case` fixture: nothing of the checkout changes
+Every case runs under the `case` fixture (conftest.py): nothing of the checkout changes
 and no process is left; every report folder passes its `check_reports`.
 """
 
@@ -14,12 +14,8 @@ import json
 import tarfile
 import zipfile
 
-import test_containment
+from harness import SOLUTIONS_REL, check_reports, points
 from helpers import STUBS, UNIT
-from test_containment import SOLUTIONS_REL, check_reports, points
-
-# test_containment's fixtures: both privilege modes, and the checks after every case.
-copied_env, grader, case = test_containment.copied_env, test_containment.grader, test_containment.case
 
 LINKED = "is a link: the grader follows no link to the module files"
 

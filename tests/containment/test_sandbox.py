@@ -1,8 +1,8 @@
 """Hostile and broken submissions, graded for real by `python -m autograder grade`.
 
 Each test builds a submission in a temporary folder from the reference (or the stubs),
-breaks one thing, and checks that only the matching tests lose points and that the
-report says what to fix.
+breaks one thing (an edit, or a payload of payloads/ appended to a module), and checks
+that only the matching tests lose points and that the report says what to fix.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from harness import payload
 from helpers import HIDDEN_TESTS, SOLUTIONS, STUBS, UNIT, grade, make_submission, results_by_id
 
 AS_ROOT = os.geteuid() == 0
@@ -71,64 +72,13 @@ def test_student_cannot_forge_the_score(tmp_path):
     """The stub (0 points) plus import-time tampering: a fake score file, fake pytest
     output, and numpy functions replaced so that every comparison would pass."""
     out = tmp_path / "out"
-    hostile = f'''
-import json, os, sys
-import numpy as np
-fake = {{"schema": "autograder.score/v1", "earned": 100.0, "possible": 100.0, "topics": []}}
-for target in [{str(out / "score.json")!r}, "reports/score.json", "score.json"]:
-    try:
-        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        with open(target, "w") as fh:
-            json.dump(fake, fh)
-    except OSError:
-        pass
-print("=" * 20, "15 passed in 0.01s", "=" * 20)
-print("bptt 20 / 20 graded")
-sys.stderr.write("PASSED\\n")
-np.allclose = lambda *a, **k: True
-np.max = lambda *a, **k: 0.0
-np.linalg.norm = lambda *a, **k: 0.0
-np.abs = lambda x, *a, **k: x * 0
-'''
     sub = make_submission(tmp_path / "sub", base=STUBS)
-    (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + hostile)
+    (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + payload(
+        "forge_score", targets=[str(out / "score.json"), "reports/score.json", "score.json"]))
     proc, score = grade(sub, out, "--topic", "bptt")
     assert proc.returncode == 0, proc.stderr
     assert score["earned"] == 0.0 and bptt_topic(score)["earned"] == 0.0
     assert "15 passed" not in proc.stdout and "PASSED" not in proc.stderr
-
-
-SPY = '''
-import os
-try:
-    import socket
-except ImportError:        # the sandbox preloads numpy and part of the standard library only
-    socket = None
-
-def _view():
-    found = [k for k, v in os.environ.items() if "s3cr3t-grader-token" in v or k == "GRADER_SECRET"]
-    for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                if b"s3cr3t-grader-token" in fh.read():
-                    found.append(f"/proc/{pid}/environ")
-        except OSError:
-            pass
-    try:
-        open(HIDDEN_SUITE).read()
-        hidden = "readable"
-    except OSError:
-        hidden = "unreadable"
-    try:
-        socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-        net = "connected"
-    except (OSError, AttributeError):
-        net = "refused"
-    return f"VIEW found={found} uid={os.getuid()} hidden={hidden} net={net} home={os.environ.get('HOME')}"
-
-def rel_error(a, b):
-    raise RuntimeError(_view())
-'''
 
 
 def test_student_code_cannot_see_the_graders_secrets(tmp_path):
@@ -138,9 +88,9 @@ def test_student_code_cannot_see_the_graders_secrets(tmp_path):
     listener.listen(1)
     port = listener.getsockname()[1]
     try:
-        spy = SPY.replace("HIDDEN_SUITE", repr(str(hidden_suite))).replace("PORT", str(port))
         sub = make_submission(tmp_path / "sub", base=STUBS)
-        (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + spy)
+        (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + payload("spy", hidden_suite=str(hidden_suite),
+                                                                            port=port))
         proc, score = grade(sub, tmp_path / "out", "--topic", "bptt", env={"GRADER_SECRET": "s3cr3t-grader-token"})
     finally:
         listener.close()
@@ -204,27 +154,8 @@ def test_partial_submission_is_graded_not_marked_unimplemented(tmp_path):
 
 def test_writing_to_the_grader_pipe_costs_only_that_test(tmp_path):
     """rel_error writes a garbled frame, then a forged reply smuggling a helper object."""
-    tamper = '''
-import json, os, sys
-_fd = int(sys.argv[sys.argv.index("--fd-out") + 1])
-
-def _frame(payload):
-    os.write(_fd, len(payload).to_bytes(8, "big") + payload)
-
-_calls = [0]
-
-def rel_error(a, b):
-    _calls[0] += 1
-    if _calls[0] == 1:
-        _frame(b"{not json")
-    else:
-        _frame(json.dumps({"id": 10 ** 9, "ok": True, "result": 0}).encode())     # wrong id: ignored
-        _frame(json.dumps({"ok": True, "result": {"$obj": ["CubicForm", {}]}}).encode())
-    import time
-    time.sleep(10)
-'''
     sub = make_submission(tmp_path / "sub")
-    (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + tamper)
+    (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + payload("garbled_frames"))
     proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
     assert proc.returncode == 0, proc.stderr
     tests = results_by_id(score, "bptt")
@@ -236,42 +167,11 @@ def rel_error(a, b):
 def test_common_numpy_and_stdlib_work_inside_the_sandbox(tmp_path):
     """Everything a student may reasonably call loads before the chroot (numpy imports some
     submodules lazily, e.g. numpy.ma on the first np.median)."""
-    uses = '''
-import collections, heapq, itertools, math, statistics
-
-def rel_error(a, b):
-    x = np.linspace(0.0, 1.0, 11)
-    checks = [np.median(x), np.percentile(x, 50), np.quantile(x, 0.5), np.mean(x), statistics.median(list(x)),
-              np.histogram(x, bins=2)[0][0] / 10 + 0.0, np.linalg.svd(np.eye(2))[1][0] / 2,
-              np.linalg.eigvals(np.eye(2)).real[0] / 2, float(np.fft.fft(np.ones(2))[0].real) / 4,
-              np.random.default_rng(0).random() * 0 + 0.5, np.einsum("i,i->", x, x) * 0 + 0.5,
-              np.polynomial.polynomial.polyval(0.5, [0, 1]), math.fsum([0.25, 0.25]), heapq.nlargest(1, [0.5])[0],
-              collections.Counter("ab")["a"] / 2, len(list(itertools.permutations([1, 2]))) / 4]
-    assert all(abs(c - 0.5) < 1e-12 for c in checks), checks
-    return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b))))
-'''
     sub = make_submission(tmp_path / "sub")
-    (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + uses)
+    (sub / "bptt.py").write_text((sub / "bptt.py").read_text() + payload("common_numpy_and_stdlib"))
     proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
     tests = results_by_id(score, "bptt")
     assert all(tests[i]["outcome"] == "passed" for i in CALLS_REL_ERROR), [tests[i]["message"] for i in CALLS_REL_ERROR]
-
-
-RECORDER = '''
-
-CALLS = []
-
-
-def record(x):
-    CALLS.append(x)
-    if x < 0:
-        raise ValueError("negative")
-    return x * 2
-
-
-def recorded():
-    return list(CALLS)
-'''
 
 
 @pytest.mark.parametrize("spare", [True, False])
@@ -281,7 +181,7 @@ def test_background_calls_run_on_a_spare_or_when_their_result_is_asked(tmp_path,
     either way the result, or the exception, is the call's and is kept."""
     from autograder.isolation.sandbox import Sandbox, StudentCodeError, StudentModule
 
-    sub = make_submission(tmp_path / "sub", files={"bptt.py": (SOLUTIONS / "bptt.py").read_text() + RECORDER})
+    sub = make_submission(tmp_path / "sub", files={"bptt.py": (SOLUTIONS / "bptt.py").read_text() + payload("recorder")})
     with Sandbox(UNIT, sub, hidden=False, spare=spare) as sandbox:
         sandbox.start()
         bptt = StudentModule(sandbox, "bptt")
@@ -296,25 +196,6 @@ def test_background_calls_run_on_a_spare_or_when_their_result_is_asked(tmp_path,
         assert (sandbox._workers["spare"] is not None) == spare
 
 
-LENDER = r'''
-
-def probe_in_place(g, x, h):
-    """g (lent by the grader) changes x in place and calls f, which reads x from its closure
-    (as a numerical gradient's loss does) and calls h, also lent."""
-    seen = []
-
-    def f(_ignored):
-        seen.append(float(x[0]))
-        return float(h(x.sum()))
-
-    return g(f, x), seen, x.tolist()
-
-
-def call_lent(g, value):
-    return g(value)
-'''
-
-
 def test_lent_functions_run_in_the_grader_and_see_what_the_student_sees(tmp_path):
     """A callable the grader lends runs grader-side: it can call what the student passes it
     (which may call another lent one back), its in-place changes to an array argument are
@@ -323,7 +204,7 @@ def test_lent_functions_run_in_the_grader_and_see_what_the_student_sees(tmp_path
     from autograder.isolation import callbacks
     from autograder.isolation.sandbox import Sandbox, StudentCodeError, StudentModule
 
-    sub = make_submission(tmp_path / "sub", files={"bptt.py": (SOLUTIONS / "bptt.py").read_text() + LENDER})
+    sub = make_submission(tmp_path / "sub", files={"bptt.py": (SOLUTIONS / "bptt.py").read_text() + payload("lender")})
     kept = []
 
     def probe(f, x):
