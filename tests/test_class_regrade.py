@@ -42,7 +42,7 @@ for _try in (lambda: _os.kill(_os.getppid(), _signal.SIGKILL),
         _done.append(type(_exc).__name__)
 '''
 # An import that never ends. It sleeps rather than spins: a spinning hang would burn a core
-# for TIMEOUT_S beside the rest of the class (tests/test_sandbox.py times out a spinning call).
+# for TIMEOUT_S beside the rest of the class (tests/containment/test_sandbox.py times out a spinning call).
 HANG = "import time\nwhile True:\n    time.sleep(0.05)\n"
 
 

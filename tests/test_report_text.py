@@ -1,5 +1,5 @@
 """Student-derived text is inert in every report format (unit level; end to end in
-tests/test_containment.py): Markdown/HTML escaped in score.md, no control characters in
+tests/containment/test_attacks.py): Markdown/HTML escaped in score.md, no control characters in
 the terminal or in junit.xml, no formula in a CSV cell."""
 
 from __future__ import annotations
