@@ -1,4 +1,4 @@
-"""The fault-injection suite is fair on every seed it can draw (SPEC §4, issue 4).
+"""The fault-injection suite is fair on every seed it can draw (issue 4).
 
 The hidden suite (hidden/test_fault_injection.py of the unit) picks its seeds from
 SEED_POOL, with the tables and experiments of lab/fault_lab.py. For every seed of that pool, with the reference solution:

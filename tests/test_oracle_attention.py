@@ -1,6 +1,6 @@
 """The reference attention.py against a double loop over (batch, position) and against torch.
 
-The loop evaluates the SPEC's equations one number at a time with the math module; torch
+The loop evaluates attention.py's equations one number at a time with the math module; torch
 computes the masked softmax its own way (masked_fill with -inf, torch.softmax). Rows whose
 positions are all masked are compared with zeros (torch gives nan there by design).
 """

@@ -1,6 +1,6 @@
 """The reference beam_search.py against exhaustive enumeration and explicit loops.
 
-What must hold, with V tokens (eos among them) and max_len = L, under the SPEC's
+What must hold, with V tokens (eos among them) and max_len = L, under beam_search.py's
 shrinking-budget beam:
 
 - The beam can only ever return *complete* sequences: eos-terminated ones of length <= L
@@ -65,7 +65,7 @@ def ranked(pairs):
 
 
 def spec_beam(lm, eos, width, max_len):
-    """The SPEC pseudo-code, written independently: a dict of live prefixes, heap-free,
+    """The pseudo-code of beam_search.py's docstring, written independently: a dict of live prefixes, heap-free,
     each step ranked with np.lexsort. Returns the finished token tuples (unordered)."""
     live, finished = {(): 0.0}, []
     for _ in range(max_len):

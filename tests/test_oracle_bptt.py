@@ -77,7 +77,7 @@ def test_step_backward_matches_torch(seed):
 
 
 def test_numerical_gradient_and_rel_error_agree_with_torch():
-    """numerical_gradient of the lab's summed loss vs torch's exact gradient (SPEC §4 criterion)."""
+    """numerical_gradient of the lab's summed loss vs torch's exact gradient, by the lab's measure."""
     arrays, dh = inputs(0, N=1, T=12, D=4, H=8)
     _, g_torch = torch_grads(arrays, dh)
     Wh = arrays[3]

@@ -1,4 +1,4 @@
-"""Outside-oracle checks of the reference gate_derivative.py (SPEC §3.2), with torch in float64.
+"""Outside-oracle checks of the reference gate_derivative.py, with torch in float64.
 
 - forget_gate_forward / forget_gate_backward against torch autograd;
 - forget_gate_jacobian against torch.autograd.functional.jacobian of c w.r.t. c_prev;

@@ -1,4 +1,4 @@
-"""Outside-oracle checks of the reference gru_lstm.py (SPEC §3.3), with torch in float64.
+"""Outside-oracle checks of the reference gru_lstm.py, with torch in float64.
 
 - gru_step_forward/backward against torch autograd of the seeds' GRU equations;
 - lstm_step_forward/backward against torch autograd, and against torch.nn.LSTMCell after
@@ -10,7 +10,7 @@
   its "PyTorch gate order" LSTM against torch.nn.LSTMCell with the weights NOT reordered, so
   that the feedback "your GRU matches PyTorch's convention" is itself checked, and the
   messages produced for nn.GRUCell, d2l's GRU and nn.LSTMCell outputs;
-- SPEC §6 erratum 3: LSTM and GRU parameter counts at d_x = 128, d_h = 256.
+- the LSTM and GRU parameter counts at d_x = 128, d_h = 256, which the course notes get wrong.
 
 Largest absolute differences measured when this file was written (200 random shapes and
 seeds each; run with -s to print them): GRU step vs autograd 8.9e-16 forward, 1.9e-15
@@ -307,16 +307,16 @@ def test_lstm_sequence_matches_torch_autograd_and_nn_LSTM(gl):
     assert worst_loop <= TOL and worst_module <= TOL
 
 
-# ----------------------------------------------------------------------------- SPEC §6, erratum 3
+# ------------------------------------------------- parameter counts (the course notes' are wrong)
 def test_parameter_counts_of_spec_erratum_3():
     d_x, d_h = 128, 256
     lstm = sum(p.numel() for p in torch.nn.LSTM(d_x, d_h).parameters())
     gru = sum(p.numel() for p in torch.nn.GRU(d_x, d_h).parameters())
-    # PyTorch keeps two bias vectors (b_ih and b_hh); this exercise (and the SPEC's count) one.
+    # PyTorch keeps two bias vectors (b_ih and b_hh); this exercise (and the corrected count) one.
     assert lstm == 4 * (d_x * d_h + d_h * d_h + 2 * d_h) == 395_264
     assert gru == 3 * (d_x * d_h + d_h * d_h + 2 * d_h) == 296_448
     lstm_one_bias, gru_one_bias = lstm - 4 * d_h, gru - 3 * d_h
-    assert lstm_one_bias == 394_240 and gru_one_bias == 295_680        # SPEC §6.3
+    assert lstm_one_bias == 394_240 and gru_one_bias == 295_680        # not the notes' ~397K and ~265K
     # the exercise's own arrays: Wx (D, 4H) + Wh (H, 4H) + b (4H,), and 3H for the GRU
     assert d_x * 4 * d_h + d_h * 4 * d_h + 4 * d_h == lstm_one_bias
     assert d_x * 3 * d_h + d_h * 3 * d_h + 3 * d_h == gru_one_bias

@@ -2,7 +2,7 @@
 in the docstrings' order, some written another way), another (correct) loss in the
 gradient check, a PyTorch-style clip (max_norm / (total + 1e-6), clamped at 1), chains accumulated in the row-vector convention, SVD per step.
 
-It must get full marks: the hidden suite may judge only what SPEC §3.4/§4 fixes.
+It must get full marks: the hidden suite may judge only what the stub's docstrings fix, not how the lab is written.
 """
 
 import bptt

@@ -1,4 +1,4 @@
-"""Hidden suite for attention.py [attention] (SPEC §3.7).
+"""Hidden suite for attention.py [attention]: masked additive attention.
 
 Expected values come from the reference solution (checked against a double loop and
 torch in tests/test_oracle_attention.py) or from exact properties (zeros, sums).

@@ -1,4 +1,4 @@
-"""Hidden suite for beam_search.py [beam_attribution] (SPEC §3.5).
+"""Hidden suite for beam_search.py [beam_attribution]: sequence scores, the shrinking-budget beam, error attribution.
 
 Expected values come from direct computations in this file (a greedy loop, exhaustive
 enumeration, sums read straight from the model's table) or from the reference solution,
@@ -29,7 +29,7 @@ TOL = 1e-9
 
 # ----------------------------------------------------------------------------- helpers
 def direct_score(lm, tokens, alpha=0.0) -> float:
-    """sum_t log p(y_t | bos, y_<t) / T**alpha, added left to right as the SPEC's beam does."""
+    """sum_t log p(y_t | bos, y_<t) / T**alpha, added left to right as beam_search.py's docstring does."""
     if not tokens:
         return 0.0
     total = 0.0

@@ -1,4 +1,4 @@
-"""Hidden suite for bleu.py [bleu] (SPEC §3.6).
+"""Hidden suite for bleu.py [bleu]: n-gram counts, clipped precisions, brevity penalty, corpus BLEU, smoothing.
 
 Expected values are worked out by hand in this file (small corpora, exact fractions) or
 come from the reference solution on random corpora; the reference itself is checked

@@ -1,4 +1,4 @@
-"""Hidden suite for bptt.py (SPEC §3.1).
+"""Hidden suite for bptt.py [bptt]: RNN steps, full and truncated BPTT, numerical_gradient, rel_error.
 
 Inputs are random per run. Forward values are compared with the reference; every
 gradient is compared with central finite differences of the reference's forward pass
@@ -25,7 +25,7 @@ from autograder.units.rnn_prehistory import stacked
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 
 # Gradients: checks.expect_gradients' default tolerance 1e-6 on ||g - g_num|| / (||g|| + ||g_num||);
-# the reference reaches ~1e-10 here (SPEC §4).
+# the reference reaches ~1e-10 here (as in the lab's finite-difference check).
 
 
 def rnn_params(rng, N=3, T=5, D=4, H=6):

@@ -1,4 +1,4 @@
-"""Hidden suite for gate_derivative.py (SPEC §3.2).
+"""Hidden suite for gate_derivative.py [gate_derivative]: the forget-gate circuit c_l = f_l * c_{l-1} + g_l.
 
 Inputs are random per run. The forward value is compared with the reference; the
 backward pass and the Jacobian are compared with central finite differences of the

@@ -1,4 +1,4 @@
-"""Hidden suite for gru_lstm.py (SPEC §3.3).
+"""Hidden suite for gru_lstm.py [gru_lstm_step]: GRU and LSTM steps, forward and backward, and the LSTM over a sequence.
 
 Inputs are random per run. Forward values are compared with the reference; every
 gradient is compared with central finite differences of the reference's forward pass
