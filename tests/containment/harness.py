@@ -20,6 +20,15 @@ attacked one, and checks, besides what the case is about, what must hold after a
   case's folder).
 
 A failing case is a containment hole: fix the engine, never the test.
+
+A payload (payloads/<name>.py) is the code a case appends to one of the student's modules,
+kept as a file that ruff checks like any other. It reads, in order: a docstring (what it
+does, which module it goes into); what it takes from elsewhere, which is not appended: names
+of that module (`from bptt import numerical_gradient`), shared pieces (`from
+payloads.worker_pipe import _write_frame`, whose code `payload` puts first) and `_PARAMS:
+dict = {}` when the test passes values at run time; the marker line APPENDED (after
+`# isort: split` when imports follow, so that ruff's import sorting keeps the two apart);
+then the code. `payload(name, **params)` returns the text to append, `_PARAMS = params` first.
 """
 
 from __future__ import annotations
