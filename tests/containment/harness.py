@@ -145,7 +145,8 @@ def run_measured(cmd, cwd, env, timeout: float, logs: Path) -> Run:
 
 @dataclass
 class Grader:
-    """How one mode starts `python -m autograder`: as whom, with which python, over which checkout."""
+    """How one mode starts `python -m autograder` (or any python): as whom, with which python, over which
+    checkout."""
 
     mode: str
     python: str
@@ -160,17 +161,21 @@ class Grader:
         for p in [path, *path.rglob("*")] if path.is_dir() else [path]:
             os.lchown(p, *self.owner)
 
-    def command(self, args, extra_env: dict) -> tuple[list, dict]:
+    def command(self, python_args: list, extra_env: dict) -> tuple[list, dict]:
+        """`python <python_args>` as this mode starts it: the command and its environment."""
         if self.mode == "root":
-            return [self.python, "-m", "autograder", *args], {**os.environ, **extra_env}
+            return [self.python, *python_args], {**os.environ, **extra_env}
         # A clean environment: what a grader started by a teaching assistant would have.
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **extra_env}
-        return [*self.prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()),
-                self.python, "-m", "autograder", *args], None
+        return [*self.prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()), self.python, *python_args], None
+
+    def run_python(self, python_args, extra_env: dict, timeout: float, logs: Path) -> Run:
+        cmd, env = self.command([str(a) for a in python_args], extra_env)
+        return run_measured(cmd, self.checkout, env, timeout, logs)
 
     def run(self, args, extra_env: dict, timeout: float, logs: Path) -> Run:
-        cmd, env = self.command([str(a) for a in args], extra_env)
-        return run_measured(cmd, self.checkout, env, timeout, logs)
+        """`python -m autograder <args>`."""
+        return self.run_python(["-m", "autograder", *args], extra_env, timeout, logs)
 
     # Paths a hostile submission may aim at: the real checkout and the copy.
     def everywhere(self, rel: Path) -> list[str]:

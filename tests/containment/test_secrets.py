@@ -12,7 +12,6 @@ copy), through the `case` fixture (conftest.py): reports inert, nothing changed,
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from harness import (
     payload,
     points,
     results_of,
-    run_measured,
     topic,
 )
 from helpers import STUBS, UNIT
@@ -90,14 +88,7 @@ print("RESULT" + json.dumps(out))
 
 def _run_python(case: Case, script: str, *args) -> str:
     """`python -c script args` as the grader of this mode runs (same user, python, checkout)."""
-    g = case.grader
-    if g.mode == "root":
-        cmd, env = [g.python, "-c", script, *map(str, args)], {**os.environ, "TMPDIR": str(case.tmp)}
-    else:
-        env_vars = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TMPDIR": str(case.tmp)}
-        cmd, env = [*g.prefix, "env", "-i", *(f"{k}={v}" for k, v in env_vars.items()), g.python, "-c", script,
-                    *map(str, args)], None
-    run = run_measured(cmd, g.checkout, env, 120, case.logs)
+    run = case.grader.run_python(["-c", script, *args], {"TMPDIR": str(case.tmp)}, 120, case.logs)
     assert run.returncode == 0 and "RESULT" in run.stdout, run.stdout[-2000:] + run.stderr[-3000:]
     return run.stdout.split("RESULT", 1)[1]
 
