@@ -65,27 +65,6 @@ def test_numerical_gradient_cannot_read_the_test_functions_gradient(case):
         t.split("::", 1)[1] for t in CALLS_NUMERICAL_GRADIENT})
 
 
-SANDBOX_SCRIPT = r'''
-import json, sys
-from pathlib import Path
-from autograder.isolation.sandbox import Sandbox, StudentCodeError, StudentModule
-from autograder.units.rnn_prehistory.oracles import RelError
-from autograder.unit.load import load_unit
-
-unit = load_unit("rnn_prehistory")
-out = {}
-with Sandbox(unit, Path(sys.argv[1])) as sandbox:
-    sandbox.start()
-    bptt = StudentModule(sandbox, "bptt")
-    out["patched"] = bptt.keep_and_hunt.patched({"bptt.rel_error": RelError()})()
-    try:
-        out["later"] = bptt.call_kept()
-    except StudentCodeError as exc:
-        out["later_error"] = exc.message
-print("RESULT" + json.dumps(out))
-'''
-
-
 def _run_python(case: Case, script: str, *args) -> str:
     """`python -c script args` as the grader of this mode runs (same user, python, checkout)."""
     run = case.grader.run_python(["-c", script, *args], {"TMPDIR": str(case.tmp)}, 120, case.logs)
@@ -98,7 +77,7 @@ def test_a_lent_stand_in_is_a_proxy_revoked_after_its_call(case):
     no docstring of one); kept in a module global, it raises when called later."""
     config = {"route": "", "module": ORACLES, "roots": _roots(case.grader), "names": STAND_INS}
     sub = case.submission("sub", append={"bptt.py": payload("keep_and_hunt", **config)})
-    out = json.loads(_run_python(case, SANDBOX_SCRIPT, sub))
+    out = json.loads(_run_python(case, (Path(__file__).parent / "lend_and_revoke.py").read_text(), sub))
     patched = out["patched"]
     assert patched["value"] == 1.0, patched                       # lent: it works during the call
     assert patched["type"] != "RelError" and "max |a - b|" not in patched["doc"], patched
