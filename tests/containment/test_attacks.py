@@ -336,9 +336,9 @@ HIDES_THE_MUTATION = {"patches the worker's _snapshot": "hide_mutation_in_snapsh
 
 
 def test_student_cannot_hide_that_it_mutates_its_inputs(case):
-    """Which arguments a call
-    modified is measured inside the worker, beside the student's code and with the numpy
-    it shares: hiding a mutation must not earn the points an honest run loses."""
+    """Which arguments a call modified is measured inside the worker, beside the student's
+    code and with the numpy it shares: hiding a mutation must not earn the points an honest
+    run loses."""
     honest = case.grade(case.submission("honest", append={"attention.py": payload("mutates_its_input")}),
                         "attention", "bleu")
     ceiling = topic(honest.score, "attention")["earned"]
