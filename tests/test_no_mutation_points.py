@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from helpers import grade, make_submission, results_by_id
 
-from autograder.checks import _computes
+from autograder.authoring.checks import _computes
 
 ZEROS = '''import numpy as np
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from helpers import SOLUTIONS
 
-from autograder.checks import finite_differences_stacked
+from autograder.authoring.checks import finite_differences_stacked
 from autograder.units.rnn_prehistory import stacked
 
 SEEDS = range(100)

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from pytest import TestReport
 
-from autograder.checks import CheckFailed
+from autograder.authoring.checks import CheckFailed
 from autograder.grading.score import TestRecord
 from autograder.i18n import _
 from autograder.isolation.sandbox import NotImplementedYet, Sandbox, StudentModule, StudentProblem

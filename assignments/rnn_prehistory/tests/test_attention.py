@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from autograder.checks import expect_array, expect_close, expect_not_mutated, expect_tuple
+from autograder.authoring.checks import expect_array, expect_close, expect_not_mutated, expect_tuple
 from autograder.i18n import _
 
 

@@ -3,7 +3,7 @@
 A gradient check of the hidden suites probes every entry of every input at +h and -h: a
 few hundred forward passes per check, which cost most of a grading's time one by one.
 These are the reference's equations written over any leading axes (`...`), so that all
-the probes of one check are one vectorised pass (`autograder.checks.finite_differences_stacked`):
+the probes of one check are one vectorised pass (`autograder.authoring.checks.finite_differences_stacked`):
 
     x (P, N, T, D), h0 (P, N, H), Wx (P, D, H), Wh (P, H, H), b (P, H) -> h (P, N, T, H)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple, rel_error
+from autograder.authoring.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple, rel_error
 from autograder.i18n import N_, _
 
 

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from autograder.checks import CheckFailed
+from autograder.authoring.checks import CheckFailed
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
 from autograder.units.rnn_prehistory.helpers.language_models import (

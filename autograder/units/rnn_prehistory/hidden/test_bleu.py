@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from autograder.checks import CheckFailed
+from autograder.authoring.checks import CheckFailed
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
 

@@ -8,7 +8,7 @@ student's forward and backward cannot agree on a shared mistake.
 
 import numpy as np
 
-from autograder.checks import (
+from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
     expect_array,

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_not_mutated, expect_tuple
+from autograder.authoring.checks import (
+    CheckFailed,
+    MutationCheck,
+    expect_array,
+    expect_close,
+    expect_not_mutated,
+    expect_tuple,
+)
 from autograder.i18n import _
 from autograder.units.rnn_prehistory.helpers.sequence_maps import LookaheadMap
 from autograder.units.rnn_prehistory.oracles import RNNForward

@@ -37,7 +37,7 @@ import math
 import numpy as np
 import pytest
 
-from autograder.checks import CheckFailed, expect_array, expect_not_mutated, expect_tuple
+from autograder.authoring.checks import CheckFailed, expect_array, expect_not_mutated, expect_tuple
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory.lab.fault_lab import (
     BPTT_STAND_INS,

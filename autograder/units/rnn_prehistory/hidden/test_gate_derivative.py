@@ -10,7 +10,7 @@ with an explicit product of H x H Jacobian matrices and their spectral norms
 
 import numpy as np
 
-from autograder.checks import (
+from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
     expect_array,

@@ -17,7 +17,7 @@ import itertools
 
 import numpy as np
 
-from autograder.checks import (
+from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
     expect_array,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple
+from autograder.authoring.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple
 from autograder.i18n import _
 from autograder.units.rnn_prehistory.oracles import DoubledCacheStep
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from autograder.checks import CheckFailed, expect_array, expect_tuple, finite_differences_batched
+from autograder.authoring.checks import CheckFailed, expect_array, expect_tuple, finite_differences_batched
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory import stacked
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm
