@@ -242,3 +242,28 @@ def expect_gradients(student, numeric, names, what: str, hint: str = "", tol: fl
             message = _("{what}: {name} disagrees with finite differences of the exercise's forward pass "
                         "(relative error {error})").format(what=what, name=name, error=f"{err:.1e}")
             raise CheckFailed(_("{message}; {hint}").format(message=message, hint=hint) if hint else message)
+
+
+def diagnose(got, right, hypotheses, same, differs=None) -> str:
+    """The misconception a wrong result shows, as a message for the student, or "".
+
+    `hypotheses` yields (message, wrong): `wrong` is what one known wrong implementation
+    returns on the inputs the student's `got` came from, computed by the suite (say the
+    reference's equations with one mistake), and `right` is the right result there. A
+    hypothesis fits when its mistake shows on these inputs (`differs(wrong, right)`; default:
+    not `same`) and `got` is its result (`same(got, wrong)`: the suite's tolerance). The
+    message is returned when exactly one fits (two hypotheses with one message are one
+    misconception); when none or several fit, "": no diagnosis is better than a guess. A `got`
+    the comparison cannot read (`same` raises TypeError or ValueError: a wrong shape or type)
+    fits none; its own check says what is wrong with it.
+
+        known = diagnose(norms, norms_variant(fs), ((_(text), norms_variant(fs, **mistake))
+                                                    for mistake, text in NORMS_MISTAKES),
+                         same=lambda a, b: rel_error(a, b) <= 1e-9)
+    """
+    differs = differs or (lambda wrong, right_: not same(wrong, right_))
+    try:
+        fits = dict.fromkeys(message for message, wrong in hypotheses if differs(wrong, right) and same(got, wrong))
+    except (TypeError, ValueError):
+        return ""
+    return next(iter(fits)) if len(fits) == 1 else ""

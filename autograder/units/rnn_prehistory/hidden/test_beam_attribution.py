@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from autograder.authoring.checks import CheckFailed
+from autograder.authoring.checks import CheckFailed, diagnose
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
 from autograder.units.rnn_prehistory.helpers.language_models import (
@@ -214,12 +214,13 @@ def _same(a, b) -> bool:
 
 
 def diagnose_beam(got, lm, eos, beam_width, max_len, alpha, passed=()) -> str:
-    right = beam_variant(lm, eos, beam_width, max_len, alpha)
-    fits = [text for mistake, text in BEAM_MISTAKES
-            if not _same(wrong := beam_variant(lm, eos, beam_width, max_len, alpha, **mistake), right)
-            and _same(got, wrong)
-            and all(_same(beam_variant(*search, **mistake), beam_variant(*search)) for search in passed)]
-    return _(fits[0]) if len(fits) == 1 else ""
+    search = (lm, eos, beam_width, max_len, alpha)
+    # a mistake that would have failed one of the searches the student got right is not theirs
+    rights = [beam_variant(*earlier) for earlier in passed]
+    return diagnose(got, beam_variant(*search), ((_(text), beam_variant(*search, **mistake))
+                                                 for mistake, text in BEAM_MISTAKES
+                                                 if all(_same(beam_variant(*earlier, **mistake), right)
+                                                        for earlier, right in zip(passed, rights))), _same)
 
 
 # ----------------------------------------------------------------------------- tests

@@ -37,7 +37,7 @@ import math
 import numpy as np
 import pytest
 
-from autograder.authoring.checks import CheckFailed, expect_array, expect_not_mutated, expect_tuple
+from autograder.authoring.checks import CheckFailed, diagnose, expect_array, expect_not_mutated, expect_tuple
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory.lab.fault_lab import (
     BPTT_STAND_INS,
@@ -429,11 +429,10 @@ CHAIN_MISTAKES = (
 
 
 def diagnose_chain(got, Wh, hs) -> str:
-    right = chain_variant(Wh, hs)
-    fits = [_(text) for mistake, text in CHAIN_MISTAKES
-            if np.max(np.abs((wrong := chain_variant(Wh, hs, **mistake)) - right) / right) > 1e-6
-            and np.max(np.abs(got - wrong) / wrong) <= 1e-8]
-    return fits[0] if len(fits) == 1 else ""
+    return diagnose(got, chain_variant(Wh, hs),
+                    ((_(text), chain_variant(Wh, hs, **mistake)) for mistake, text in CHAIN_MISTAKES),
+                    same=lambda got, wrong: np.max(np.abs(got - wrong) / wrong) <= 1e-8,
+                    differs=lambda wrong, right: np.max(np.abs(wrong - right) / right) > 1e-6)
 
 
 def test_jacobian_chain_norms_tanh_matches_finite_differences(fault_injection, rng):

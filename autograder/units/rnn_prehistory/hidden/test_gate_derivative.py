@@ -13,6 +13,7 @@ import numpy as np
 from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
+    diagnose,
     expect_array,
     expect_close,
     expect_tuple,
@@ -159,10 +160,9 @@ NORMS_MISTAKES = (
 
 
 def diagnose_norms(norms, fs) -> str:
-    right = norms_variant(fs)
-    fits = {_(text) for mistake, text in NORMS_MISTAKES
-            if rel_error(wrong := norms_variant(fs, **mistake), right) > 1e-9 and rel_error(norms, wrong) <= 1e-9}
-    return fits.pop() if len(fits) == 1 else ""
+    return diagnose(norms, norms_variant(fs),
+                    ((_(text), norms_variant(fs, **mistake)) for mistake, text in NORMS_MISTAKES),
+                    same=lambda a, b: rel_error(a, b) <= 1e-9)
 
 
 def test_cell_gradient_norms_matches_explicit_jacobian_product(gate_derivative, rng):

@@ -20,6 +20,7 @@ import numpy as np
 from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
+    diagnose,
     expect_array,
     expect_close,
     expect_gradients,
@@ -246,20 +247,16 @@ LSTM_BACKWARD_MISTAKES = (
 )
 
 
+def same_gradients(grads, wrong) -> bool:
+    """Whether the student's gradients are `wrong`'s: each of its shape, within 1e-6."""
+    return all(np.shape(g) == w.shape and rel_error(np.asarray(g, dtype=float), w) <= 1e-6
+               for g, w in zip(grads, wrong))
+
+
 def diagnose_backward(grads, variant, mistakes, args) -> str:
     """The one known mistake whose gradients on these inputs are all of the student's `grads`, or ''."""
-    try:
-        grads = [np.asarray(g, dtype=float) for g in grads]
-        right = variant(*args)
-        fits = []
-        for mistake, text in mistakes:
-            wrong = variant(*args, **mistake)
-            if any(rel_error(w, r) > 1e-6 for w, r in zip(wrong, right)) and all(
-                    g.shape == w.shape and rel_error(g, w) <= 1e-6 for g, w in zip(grads, wrong)):
-                fits.append(_(text))
-    except (TypeError, ValueError):
-        return ""                       # gradients of the wrong shape or type: their own check says so
-    return fits[0] if len(fits) == 1 else ""
+    return diagnose(grads, variant(*args), ((_(text), variant(*args, **mistake)) for mistake, text in mistakes),
+                    same_gradients)
 
 
 # --------------------------------------------------------------------------- inputs
