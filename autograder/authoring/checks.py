@@ -257,8 +257,8 @@ def diagnose(got, right, hypotheses, same, differs=None) -> str:
     the comparison cannot read (`same` raises TypeError or ValueError: a wrong shape or type)
     fits none; its own check says what is wrong with it.
 
-        known = diagnose(norms, norms_variant(fs), ((_(text), norms_variant(fs, **mistake))
-                                                    for mistake, text in NORMS_MISTAKES),
+        MISTAKES = ((dict(squared=False), N_("your loss matches ... : square the residual")), ...)
+        known = diagnose(got, loss(x), ((_(text), loss(x, **mistake)) for mistake, text in MISTAKES),
                          same=lambda a, b: rel_error(a, b) <= 1e-9)
     """
     differs = differs or (lambda wrong, right_: not same(wrong, right_))
