@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.authoring.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple, rel_error
+from autograder.authoring.checks import (
+    CheckFailed,
+    MutationCheck,
+    diagnose,
+    expect_array,
+    expect_close,
+    expect_tuple,
+    rel_error,
+)
 from autograder.i18n import N_, _
 
 
@@ -126,11 +134,9 @@ ATTENTION_MISTAKES = (
 def diagnose_attention(alpha, args) -> str:
     """The one known mistake whose weights on these inputs are the student's `alpha` (nan and
     inf where theirs are), or ''."""
-    right = attention_variant(*args)
-    fits = {_(text) for mistake, text in ATTENTION_MISTAKES
-            if not np.allclose(wrong := attention_variant(*args, **mistake), right, rtol=1e-6, atol=1e-9,
-                               equal_nan=True) and np.allclose(alpha, wrong, rtol=1e-6, atol=1e-9, equal_nan=True)}
-    return fits.pop() if len(fits) == 1 else ""
+    return diagnose(alpha, attention_variant(*args),
+                    ((_(text), attention_variant(*args, **mistake)) for mistake, text in ATTENTION_MISTAKES),
+                    same=lambda a, b: np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
 
 
 def expect_weights(alpha, want, args, what, tol):

@@ -266,11 +266,9 @@ SCORE_MISTAKES = (
 
 
 def diagnose_score(got, lm, tokens, alpha) -> str:
-    right = direct_score(lm, tokens, alpha)
-    fits = [text for wrong, text in SCORE_MISTAKES
-            if not math.isclose(value := wrong(lm, tokens, alpha), right, rel_tol=TOL, abs_tol=TOL)
-            and math.isclose(got, value, rel_tol=TOL, abs_tol=TOL)]
-    return _(fits[0]) if len(fits) == 1 else ""
+    return diagnose(got, direct_score(lm, tokens, alpha),
+                    ((_(text), wrong(lm, tokens, alpha)) for wrong, text in SCORE_MISTAKES),
+                    same=lambda a, b: math.isclose(a, b, rel_tol=TOL, abs_tol=TOL))
 
 
 def _greedy_case(rng, vocab, order, max_len, reaches_eos: bool):
