@@ -1,6 +1,6 @@
 """pytest plugin used by the grader: fixtures for the suites, and the outcome of every test.
 
-Fixtures (the same names the public tests get from their standalone conftest.py):
+Fixtures (the same names the public tests get, run by hand, from authoring/public_plugin.py):
 - one per topic module of the unit (`bptt`, `gru_lstm`, ...): a `StudentModule` proxy, so
   every call runs in the worker;
 - `reference`: the unit's reference solution modules (hidden suites only);
