@@ -84,9 +84,9 @@ def unit_messages(unit) -> dict[str, list[str]]:
         for text, line in calls(path):
             add(text, f"{rel}:{line}")
     for topic in unit.rubric.topics:
-        add(topic.title, f"rubric/{topic.id}.yaml")
+        add(topic.title, f"topics/{topic.id}/rubric.yaml")
         for test in topic.tests:
-            add(test.hint, f"rubric/{topic.id}.yaml:{test.test}")
+            add(test.hint, f"topics/{topic.id}/rubric.yaml:{test.test}")
     add(unit.signals_title, "unit.yaml")
     if unit.oral_exam is not None:
         add(unit.oral_exam.title, "oral_exam.yaml")

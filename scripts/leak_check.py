@@ -8,7 +8,7 @@ It looks, in every file of the release, for (lines compared whole, stripped):
 - a solution or hidden-test marker (nbgrader's `### BEGIN SOLUTION`, `### BEGIN HIDDEN TESTS`);
 - the name of a hidden test;
 - a line of a secret file of the unit (hidden suites, the lab's experiments: their inputs
-  and tables), 25 characters or more, unless the same line is in a file that is meant to
+  and tables; the topics' oracle tests, mutants and alternatives), 25 characters or more, unless the same line is in a file that is meant to
   ship (a shared import line is not a leak).
 """
 
@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+
 MIN_LINE = 25
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 SOLUTION_BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)\n\s*### END SOLUTION", re.S)
@@ -55,19 +56,19 @@ def secret_material(unit) -> dict[str, set[str]]:
         for block in SOLUTION_BLOCK.findall(module.read_text()):
             reference |= {s for s in _lines(block) if not s.startswith("#")}
     hidden_names, secret = set(), set()
-    for item in unit.secret:
-        path = unit.path / item
-        for f in (sorted(path.rglob("*.py")) if path.is_dir() else [path]):
-            text = f.read_text()
-            if f.resolve().parent == unit.dirs["hidden_tests"].resolve():
-                hidden_names |= {n.name for n in ast.parse(text).body
-                                 if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
-            if unit.dirs["reference"].resolve() not in f.resolve().parents:
-                secret |= _lines(text)
+    hidden_suites = {unit.test_file(t.id, "hidden") for t in unit.topics}
+    for f in unit.secret_files():
+        if f.suffix not in (".py", ".yaml"):
+            continue
+        text = f.read_text()
+        if f in hidden_suites:
+            hidden_names |= {n.name for n in ast.parse(text).body
+                             if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+        if unit.dirs["reference"].resolve() not in f.resolve().parents:
+            secret |= _lines(text)
     engine = [f for f in (REPO / "autograder").rglob("*.py") if "units" not in f.relative_to(REPO / "autograder").parts]
     unit_public = [f for f in unit.path.rglob("*.py")
-                   if not any(f.relative_to(unit.path).parts[: len(Path(s).parts)] == Path(s).parts
-                              for s in (*unit.secret, "public"))]
+                   if f.relative_to(unit.path).parts[0] != "public" and not unit.is_secret(f.relative_to(unit.path))]
     shipped = _py_lines(engine + unit_public + stubs)
     return {"reference": reference - _py_lines(stubs), "hidden_names": hidden_names, "secret_lines": secret - shipped}
 

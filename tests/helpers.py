@@ -19,7 +19,17 @@ REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "rnn_prehistory"
 STUBS = REPO / "assignments" / "rnn_prehistory"
 UNIT = load_unit("rnn_prehistory")
-HIDDEN_TESTS = UNIT.dirs["hidden_tests"]
+
+
+class _HiddenSuites:
+    """`HIDDEN_TESTS / "test_<topic>.py"`: that topic's hidden suite (topics/<topic>/test_hidden.py),
+    for the tests written when the suites shared one folder; new code calls `UNIT.test_file`."""
+
+    def __truediv__(self, name: str) -> Path:
+        return UNIT.test_file(name.removeprefix("test_").removesuffix(".py"), "hidden")
+
+
+HIDDEN_TESTS = _HiddenSuites()
 
 
 def make_submission(folder: Path, base: Path = SOLUTIONS, replace: dict | None = None,
@@ -39,13 +49,13 @@ def make_submission(folder: Path, base: Path = SOLUTIONS, replace: dict | None =
     return folder
 
 
-MATRIX = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((REPO / "tests" / "mutants").glob("*.yaml"))}
+MATRIX = {p.parent.name: yaml.safe_load(p.read_text()) for p in sorted(UNIT.dirs["topics"].glob("*/mutants.yaml"))}
 CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in spec.get("mutants", [])] + \
         [(topic, "alternative", a["name"]) for topic, spec in MATRIX.items() for a in spec.get("alternatives", [])]
 
 
 def kill_matrix_class(root: Path, killing_tests_only: bool = False) -> dict:
-    """The kill matrix as a class (tests/mutants/<topic>.yaml, format in docs/AUTHORING.md):
+    """The kill matrix as a class (topics/<topic>/mutants.yaml, format in docs/AUTHORING.md):
     one folder per mutant (`mutant-<name>`) and per valid alternative (`alternative-<name>`).
     Returns the batch plan: mutants are graded on the topic they break (with
     `killing_tests_only`, on its tests that must catch them, `killed_by`) and on the topics
@@ -60,7 +70,7 @@ def kill_matrix_class(root: Path, killing_tests_only: bool = False) -> dict:
             plan[f"mutant-{m['name']}"] = [*graded, *spec.get("not_charged_in", [])]
         for a in spec.get("alternatives", []):
             sub = make_submission(root / f"alternative-{a['name']}")
-            shutil.copyfile(REPO / a["file"], sub / module)
+            shutil.copyfile(UNIT.dirs["topics"] / topic / a["file"], sub / module)
     return plan
 
 

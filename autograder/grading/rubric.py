@@ -1,6 +1,6 @@
 """The rubric: per topic, its tests, their points, visibility and the hint shown on failure.
 
-Points live only in the unit's `rubric/<topic>.yaml` files, never in test code. Loading
+Points live only in the unit's `topics/<topic>/rubric.yaml` files, never in test code. Loading
 checks them against the unit's topics so a typo fails loudly instead of costing a
 student points.
 """
@@ -64,34 +64,33 @@ class Rubric:
 
 def _topic(data: dict, source: Path, known: list[str]) -> RubricTopic:
     tid = data.get("topic")
+    where = f"{source.parent.name}/{source.name}"        # rubric.yaml alone would not say which topic
     if tid not in known:
-        raise RubricError(f"{source.name}: unknown topic {tid!r} (known: {', '.join(known)})")
+        raise RubricError(f"{where}: unknown topic {tid!r} (known: {', '.join(known)})")
     tests, seen = [], set()
     for entry in data.get("tests") or []:
         t = RubricTest(str(entry["test"]), str(entry["visibility"]), float(entry["points"]),
                        str(entry.get("hint", "")).strip())
         if t.visibility not in VISIBILITIES:
-            raise RubricError(f"{source.name}: {t.test}: visibility must be public or hidden")
+            raise RubricError(f"{where}: {t.test}: visibility must be public or hidden")
         if t.points < 0 or t.id in seen:
-            raise RubricError(f"{source.name}: {t.test}: negative points or listed twice")
+            raise RubricError(f"{where}: {t.test}: negative points or listed twice")
         if not t.hint:
-            raise RubricError(f"{source.name}: {t.test}: every test needs a hint")
+            raise RubricError(f"{where}: {t.test}: every test needs a hint")
         seen.add(t.id)
         tests.append(t)
     points = float(data["points"])
     if abs(points - sum(t.points for t in tests)) > 1e-9:
-        raise RubricError(f"{source.name}: topic points {points:g} != sum of its tests "
+        raise RubricError(f"{where}: topic points {points:g} != sum of its tests "
                           f"{sum(t.points for t in tests):g}")
     return RubricTopic(tid, str(data.get("title", tid)), points, tuple(tests), float(data.get("graded_later", 0)))
 
 
-def load_rubric(folder: Path, topic_ids: list[str], unit: str = "") -> Rubric:
-    """One `<topic>.yaml` per topic of the unit, in the unit's topic order."""
-    by_id = {}
-    for source in sorted(Path(folder).glob("*.yaml")):
-        topic = _topic(yaml.load(source.read_text(encoding="utf-8"), Loader=SafeLoader) or {}, source, topic_ids)
-        by_id[topic.id] = topic
-    missing = [t for t in topic_ids if t not in by_id]
+def load_rubric(files: dict[str, Path], unit: str = "") -> Rubric:
+    """Each topic's rubric file (topic id -> its path), in the unit's topic order."""
+    missing = [tid for tid, source in files.items() if not Path(source).is_file()]
     if missing:
-        raise RubricError(f"no rubric file for the topic(s) {missing} in {Path(folder).name}/")
-    return Rubric(unit, tuple(by_id[t] for t in topic_ids))
+        raise RubricError(f"no rubric file for the topic(s) {missing}: "
+                          + ", ".join(str(files[tid]) for tid in missing))
+    return Rubric(unit, tuple(_topic(yaml.load(Path(source).read_text(encoding="utf-8"), Loader=SafeLoader) or {},
+                                     Path(source), [tid]) for tid, source in files.items()))

@@ -90,7 +90,7 @@ def suite_files(unit: Unit, topics, suite: str, only: dict | None = None) -> dic
                 path = unit.test_file(topic.id, visibility)
                 if not path.is_file():
                     raise GraderError(f"the {visibility} test file of topic {topic.id} is missing "
-                                      f"(test_{topic.id}.py), although the rubric grades it")
+                                      f"({path.relative_to(unit.path)}), although the rubric grades it")
                 files[path.resolve()] = (topic.id, visibility)
     if not files:   # with no file arguments pytest would collect whatever lies in the cwd
         raise GraderError("nothing to grade: no test file matches the selected topics and suite")

@@ -162,8 +162,8 @@ def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, pr
             continue
         rec: TestRecord | None = records.get((topic.id, rt.visibility, rt.test))
         if rec is None or rec.instances == 0:
-            raise GraderError(f"rubric test {topic.id}/{rt.id} was not run: is it in "
-                              f"{rt.visibility} test_{topic.id}.py?")
+            suite = f"test_{topic.id}.py" if rt.visibility == "public" else f"topics/{topic.id}/test_hidden.py"
+            raise GraderError(f"rubric test {topic.id}/{rt.id} was not run: is it in the {rt.visibility} {suite}?")
         passed = rec.outcome == "passed"
         tests.append(TestOutcome(rt.id, rt.points if passed else 0.0, rt.points, rec.outcome, rec.message,
                                  "" if passed else hint_for(rec, rt.hint), rec.not_implemented, rec.duration_s,

@@ -2,9 +2,10 @@
 `autograder/units/`, `load_unit(Path("some/folder"))` loads any folder; with no name, the
 only unit installed. The engine loads a unit folder and never names one.
 
-A unit folder holds `unit.yaml` (its manifest, read through `model.MANIFEST_KEYS`: topics,
-modules, kept outputs, limits, preload list), its rubric, its hidden suites, the helper
-objects passed to student functions, and optional hooks (extra report artefacts).
+A unit folder holds `unit.yaml` (its manifest, read through `model.MANIFEST_KEYS`: limits,
+preload list, secrets), one folder per topic under `topics/` (`topic.yaml`, read through
+`model.TOPIC_KEYS`: order, module, kept outputs; its rubric and its hidden suite), the
+helper objects passed to student functions, and optional hooks (extra report artefacts).
 
 Every unit's Python code is importable as `autograder.units.<name>` (a unit outside the
 package is registered under that name when it is loaded), so hidden suites, helpers and
@@ -21,7 +22,19 @@ import yaml
 
 from autograder.grading.oral_exam import load as load_oral_exam
 from autograder.grading.rubric import SafeLoader, load_rubric
-from autograder.unit.model import FUNCTION_KEYS, MANIFEST, MANIFEST_KEYS, TOPIC_KEYS, Limits, Topic, Unit, UnitError
+from autograder.unit.model import (
+    FUNCTION_KEYS,
+    MANIFEST,
+    MANIFEST_KEYS,
+    TOPIC_KEYS,
+    TOPIC_MANIFEST,
+    TOPIC_RUBRIC,
+    TOPICS,
+    Limits,
+    Topic,
+    Unit,
+    UnitError,
+)
 
 UNITS = Path(__file__).resolve().parents[1] / "units"
 
@@ -65,37 +78,52 @@ def _strings(value, what: str) -> tuple[str, ...]:
     raise UnitError(f"{what} must be a list of names")
 
 
+def _yaml_mapping(file: Path, where: str) -> dict:
+    try:
+        data = yaml.load(file.read_text(encoding="utf-8"), Loader=SafeLoader) or {}
+    except yaml.YAMLError as exc:
+        raise UnitError(f"{file}: {exc}") from None
+    if not isinstance(data, dict):
+        raise UnitError(f"{where}: must be a mapping of keys")
+    return data
+
+
+def load_topics(folder: Path, where: str) -> list[Topic]:
+    """Every `<folder>/<id>/topic.yaml`, sorted by `order` (then id): the unit's topics in report order."""
+    entries = []
+    for manifest in sorted(folder.glob(f"*/{TOPIC_MANIFEST}")):
+        tid, here = manifest.parent.name, f"{where}/{manifest.parent.name}/{TOPIC_MANIFEST}"
+        if not tid.isidentifier():
+            raise UnitError(f"{here}: the folder's name {tid!r} is the topic's id: it must be a Python identifier")
+        data = _yaml_mapping(manifest, here)
+        _refuse_unknown(data, TOPIC_KEYS, here)
+        for function, spec in (data.get("functions") or {}).items():
+            if isinstance(spec, dict):
+                _refuse_unknown(spec, FUNCTION_KEYS, f"{here}: {function}")
+        try:
+            functions = {str(f): tuple(int(i) for i in (spec or {}).get("keep", ()))
+                         for f, spec in (data.get("functions") or {}).items()}
+            order = float(data.get("order", 0))
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise UnitError(f"{here}: malformed ({exc!r})") from None
+        entries.append((order, tid, Topic(tid, str(data.get("module", tid)), functions, manifest.parent)))
+    if not entries:
+        raise UnitError(f"{where}: no topics (each is a folder holding {TOPIC_MANIFEST})")
+    return [topic for _order, _tid, topic in sorted(entries, key=lambda e: e[:2])]
+
+
 def load_unit(name_or_path: str | Path | None = None) -> Unit:
     path = find_unit(name_or_path if name_or_path is not None else default_unit())
-    try:
-        data = yaml.load((path / MANIFEST).read_text(encoding="utf-8"), Loader=SafeLoader) or {}
-    except yaml.YAMLError as exc:
-        raise UnitError(f"{path / MANIFEST}: {exc}") from None
     where = f"{path.name}/{MANIFEST}"
-    if not isinstance(data, dict):
-        raise UnitError(f"{where}: the manifest must be a mapping of keys")
+    data = _yaml_mapping(path / MANIFEST, where)
     _refuse_unknown(data, MANIFEST_KEYS, where)
     name = data.get("name") or path.name
     if not str(name).isidentifier():
         raise UnitError(f"{where}: the name {name!r} must be a Python identifier")
-    topics = []
-    for entry in data.get("topics") or []:
-        if isinstance(entry, dict):
-            _refuse_unknown(entry, TOPIC_KEYS, f"{where}: topic {entry.get('id', '?')!r}")
-            for function, spec in (entry.get("functions") or {}).items():
-                if isinstance(spec, dict):
-                    _refuse_unknown(spec, FUNCTION_KEYS, f"{where}: {entry.get('id', '?')}.{function}")
-        try:
-            functions = {str(f): tuple(int(i) for i in (spec or {}).get("keep", ()))
-                         for f, spec in (entry.get("functions") or {}).items()}
-            topics.append(Topic(str(entry["id"]), str(entry.get("module", entry["id"])), functions))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise UnitError(f"{where}: a topic entry is malformed ({exc!r}): {entry!r}") from None
-    if not topics:
-        raise UnitError(f"{where}: no topics")
+    topics = load_topics(path / TOPICS, f"{path.name}/{TOPICS}")
     dirs = {key: path / str(data.get(key, default_dir))
-            for key, default_dir in (("reference", "reference"), ("public_tests", "public"),
-                                     ("hidden_tests", "hidden"), ("rubric", "rubric"))}
+            for key, default_dir in (("reference", "reference"), ("public_tests", "public"))}
+    dirs["topics"] = path / TOPICS
     limits_data = data.get("limits") or {}
     if isinstance(limits_data, dict):
         _refuse_unknown(limits_data, [f.name for f in fields(Limits)], f"{where}: limits")
@@ -103,7 +131,7 @@ def load_unit(name_or_path: str | Path | None = None) -> Unit:
         limits = Limits(**limits_data)
     except TypeError as exc:
         raise UnitError(f"{where}: limits: {exc}") from None
-    rubric = load_rubric(dirs["rubric"], [t.id for t in topics], unit=name)
+    rubric = load_rubric({t.id: path / TOPICS / t.id / TOPIC_RUBRIC for t in topics}, unit=name)
     exam = None
     if data.get("oral_exam"):
         try:

@@ -1,18 +1,23 @@
-"""A unit as data: the manifest's schema (`MANIFEST_KEYS`), its topics and the worker's
-limits. `autograder.unit.load` reads a unit folder into a `Unit`; the isolation layer reads
+"""A unit as data: the manifest's schema (`MANIFEST_KEYS`), a topic's (`TOPIC_KEYS`), its
+topics and the worker's limits. `autograder.unit.load` reads a unit folder into a `Unit`; the isolation layer reads
 `Limits` from it, and the grading reads everything else."""
 
 from __future__ import annotations
 
 import importlib
+from fnmatch import fnmatchcase
 from dataclasses import dataclass, field, fields
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from autograder import units
 from autograder.grading.oral_exam import OralExam
 from autograder.grading.rubric import Rubric
 
 MANIFEST = "unit.yaml"
+TOPICS = "topics"          # one folder per topic: TOPICS/<topic id>/
+TOPIC_MANIFEST = "topic.yaml"
+TOPIC_RUBRIC = "rubric.yaml"
+HIDDEN_SUITE = "test_hidden.py"
 
 
 class UnitError(ValueError):
@@ -40,22 +45,27 @@ MANIFEST_KEYS = {
     "title": "the unit's title, in reports",
     "reference": "folder of the reference solution, relative to the unit (default `reference`)",
     "public_tests": "folder of the public tests (default `public`)",
-    "hidden_tests": "folder of the hidden suites (default `hidden`)",
-    "rubric": "folder of the rubric files, one `<topic>.yaml` each (default `rubric`)",
     "stubs": "where students find the stubs in their checkout; named in messages, and where `make stubs` writes",
     "signals_title": "heading of the report section for the booleans suites record in `signals`",
     "helpers": "modules of the unit loaded into every worker (objects passed to student functions)",
     "hidden_helpers": "modules of the unit loaded into the worker only when hidden suites run",
     "artefacts": "module of the unit with an `Artefacts` class (extra report files), optional",
     "oral_exam": "file mapping the course notes' oral-exam questions to the tests that back them, optional",
-    "secret": "paths in the unit folder never shipped to students (`make release` and its leak check)",
+    "secret": "glob patterns of paths in the unit folder never shipped to students (`make release` and "
+              "its leak check), e.g. `topics/*/test_hidden.py`",
     "limits": "the worker's limits: " + ", ".join(f"`{f.name}`" for f in fields(Limits)),
     "preload": "modules (numpy and the standard library) loaded before the worker is locked in: "
                "exactly what exercises may import",
-    "topics": "in report order: `id`, `module` (the student's file without `.py`), `functions` with "
-              "`keep: [i, ...]` for the returned tuple elements that stay in the worker (caches)",
 }
-TOPIC_KEYS = ("id", "module", "functions")
+# A topic's schema: the keys of `topics/<id>/topic.yaml` (the folder's name is the topic's id;
+# beside it: rubric.yaml, test_hidden.py, and the repository's test_oracle.py, mutants.yaml,
+# alternatives/). Refused and documented like MANIFEST_KEYS.
+TOPIC_KEYS = {
+    "order": "the topic's place in reports (topics are sorted by it, then by id)",
+    "module": "the student's file without `.py` (default: the topic's id)",
+    "functions": "the functions graded, each `{}` or `{keep: [i, ...]}`: the indices of returned "
+                 "tuple elements that stay in the worker (caches the grader never decodes)",
+}
 FUNCTION_KEYS = ("keep",)
 
 
@@ -64,6 +74,7 @@ class Topic:
     id: str
     module: str                                   # the student's module, without .py
     functions: dict[str, tuple[int, ...]] = field(default_factory=dict)   # name -> kept outputs
+    folder: Path | None = None                    # topics/<id>/ of the unit
 
 
 @dataclass(frozen=True)
@@ -79,9 +90,9 @@ class Unit:
     stubs: str                        # where students find the stubs (for messages)
     signals_title: str
     artefacts: str | None             # module of the unit with an `Artefacts` class
-    secret: tuple[str, ...]           # paths in the unit folder never shipped to students
+    secret: tuple[str, ...]           # glob patterns of paths in the unit folder never shipped to students
     rubric: Rubric
-    dirs: dict[str, Path]             # reference, public_tests, hidden_tests, rubric
+    dirs: dict[str, Path]             # reference, public_tests, topics
     oral_exam: OralExam | None = None  # questions mapped to the tests that back them
 
     @property
@@ -103,8 +114,21 @@ class Unit:
         return topic.functions.get(function, ()) if topic else ()
 
     def test_file(self, topic_id: str, visibility: str) -> Path:
-        folder = self.dirs["public_tests" if visibility == "public" else "hidden_tests"]
-        return folder / f"test_{topic_id}.py"
+        if visibility == "public":
+            return self.dirs["public_tests"] / f"test_{topic_id}.py"
+        return self.dirs["topics"] / topic_id / HIDDEN_SUITE
+
+    def is_secret(self, rel: Path | str) -> bool:
+        """Whether `rel` (relative to the unit's folder) matches a `secret` pattern or lies in
+        a folder that does (`topics/*/alternatives` hides the files inside it)."""
+        parts = PurePosixPath(rel).parts
+        return any(len(parts) >= len(pattern) and all(map(fnmatchcase, parts, pattern))
+                   for pattern in (PurePosixPath(s).parts for s in self.secret))
+
+    def secret_files(self) -> list[Path]:
+        """The unit's files that `is_secret`, sorted."""
+        return sorted(f for f in self.path.rglob("*") if f.is_file() and "__pycache__" not in f.parts
+                      and self.is_secret(f.relative_to(self.path)))
 
     def stub_path(self, module: str) -> str:
         return f"{self.stubs}/{module}.py"

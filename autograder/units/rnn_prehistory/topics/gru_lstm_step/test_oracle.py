@@ -27,7 +27,7 @@ import sys
 import numpy as np
 import pytest
 import torch  # the oracle (a dev dependency, see pyproject.toml)
-from helpers import HIDDEN_TESTS, SOLUTIONS
+from helpers import SOLUTIONS, UNIT
 
 SEEDS = range(200)
 TOL = 1e-12
@@ -45,7 +45,7 @@ def gl():
 @pytest.fixture(scope="module")
 def hidden():
     spec = importlib.util.spec_from_file_location("hidden_test_gru_lstm_step",
-                                                  HIDDEN_TESTS / "test_gru_lstm_step.py")
+                                                  UNIT.test_file("gru_lstm_step", "hidden"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

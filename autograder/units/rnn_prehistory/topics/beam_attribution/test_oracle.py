@@ -240,7 +240,7 @@ def test_the_hidden_suites_exact_sequence_score_stand_in_is_exact(seed):
 def test_the_hidden_suites_beam_variant_without_a_mistake_is_the_reference(seed):
     """The grader-side beam search that diagnoses test their hypotheses with (hidden suite,
     beam_variant) is the reference when no mistake is asked for."""
-    from autograder.units.rnn_prehistory.hidden import test_beam_attribution as suite
+    from autograder.units.rnn_prehistory.topics.beam_attribution import test_hidden as suite
 
     rng = np.random.default_rng(seed)
     for V, width, L, alpha in [(3, 2, 4, 0.0), (4, 3, 3, 1.0), (3, 5, 3, 0.5)]:

@@ -141,7 +141,7 @@ def test_the_hidden_suites_bleu_variant_without_a_mistake_is_sacrebleu(smooth, m
     bleu_variant) is sacrebleu's when no mistake is asked for."""
     import numpy as np
 
-    from autograder.units.rnn_prehistory.hidden import test_bleu as suite
+    from autograder.units.rnn_prehistory.topics.bleu import test_hidden as suite
 
     rng = np.random.default_rng(max_order)
     for _corpus in range(5):
