@@ -1,6 +1,7 @@
-"""unit.yaml is read through a schema: an unknown key (a misspelling) stops the grader with
-a message naming the key and the nearest valid one, and AUTHORING's table of keys is the
-schema's own text."""
+"""unit.yaml and each topic's topic.yaml are read through a schema: an unknown key (a
+misspelling) stops the grader with a message naming the key and the nearest valid one, and
+AUTHORING's tables of keys are the schemas' own text. Topics are the folders under topics/,
+in their `order`."""
 
 from __future__ import annotations
 
@@ -12,18 +13,19 @@ import pytest
 from helpers import REPO
 
 from autograder.unit.load import load_unit
-from autograder.unit.model import MANIFEST_KEYS, UnitError
+from autograder.unit.model import MANIFEST_KEYS, TOPIC_KEYS, UnitError
 
 MANIFEST = """
     name: tiny_unit
     {extra}
     limits: {{call_timeout_s: 5{limit_extra}}}
-    topics:
-      - id: doubling
-        module: doubler
-        {topic_extra}
-        functions:
-          double: {{{function_extra}}}
+"""
+TOPIC = """
+    order: 1
+    module: doubler
+    {topic_extra}
+    functions:
+      double: {{{function_extra}}}
 """
 RUBRIC = """
     topic: doubling
@@ -36,10 +38,11 @@ RUBRIC = """
 
 def write_unit(tmp_path, extra="", limit_extra="", topic_extra="", function_extra=""):
     unit = tmp_path / "tiny_unit"
-    (unit / "rubric").mkdir(parents=True)
-    (unit / "unit.yaml").write_text(textwrap.dedent(MANIFEST.format(
-        extra=extra, limit_extra=limit_extra, topic_extra=topic_extra, function_extra=function_extra)))
-    (unit / "rubric" / "doubling.yaml").write_text(textwrap.dedent(RUBRIC))
+    (unit / "topics" / "doubling").mkdir(parents=True)
+    (unit / "unit.yaml").write_text(textwrap.dedent(MANIFEST.format(extra=extra, limit_extra=limit_extra)))
+    (unit / "topics" / "doubling" / "topic.yaml").write_text(textwrap.dedent(TOPIC.format(
+        topic_extra=topic_extra, function_extra=function_extra)))
+    (unit / "topics" / "doubling" / "rubric.yaml").write_text(textwrap.dedent(RUBRIC))
     return unit
 
 
@@ -61,6 +64,28 @@ def test_an_unknown_key_is_refused_with_the_nearest_valid_one(tmp_path, where, k
     assert f"unknown key {key!r}" in message and f"did you mean {nearest!r}" in message, message
 
 
+def test_topics_are_the_folders_in_their_order(tmp_path):
+    """A second topic folder with a smaller `order` comes first; a folder without topic.yaml is no topic."""
+    unit = write_unit(tmp_path)
+    halving = unit / "topics" / "halving"
+    halving.mkdir()
+    (halving / "topic.yaml").write_text("order: 0\nfunctions: {half: {keep: [1]}}\n")
+    (halving / "rubric.yaml").write_text(textwrap.dedent(RUBRIC).replace("doubling", "halving"))
+    (unit / "topics" / "notes").mkdir()
+    loaded = load_unit(unit)
+    assert [(t.id, t.module) for t in loaded.topics] == [("halving", "halving"), ("doubling", "doubler")]
+    assert loaded.topic("halving").functions == {"half": (1,)}
+    assert [t.id for t in loaded.rubric.topics] == ["halving", "doubling"]
+    assert loaded.test_file("halving", "hidden") == halving / "test_hidden.py"
+
+
+def test_a_topic_without_its_rubric_is_refused(tmp_path):
+    unit = write_unit(tmp_path)
+    (unit / "topics" / "doubling" / "rubric.yaml").unlink()
+    with pytest.raises(ValueError, match="no rubric file for the topic.*doubling"):
+        load_unit(unit)
+
+
 def test_a_key_unlike_any_lists_the_valid_ones(tmp_path):
     with pytest.raises(UnitError, match="valid keys: name, title"):
         load_unit(write_unit(tmp_path, extra="zzz: 1"))
@@ -71,6 +96,9 @@ def test_the_shipped_unit_uses_only_schema_keys():
 
     data = yaml.safe_load((load_unit().path / "unit.yaml").read_text(encoding="utf-8"))
     assert set(data) <= set(MANIFEST_KEYS)
+    for topic in load_unit().topics:
+        assert topic.folder is not None
+        assert set(yaml.safe_load((topic.folder / "topic.yaml").read_text(encoding="utf-8"))) <= set(TOPIC_KEYS)
 
 
 def test_authoring_table_is_generated_from_the_schema():
@@ -78,5 +106,5 @@ def test_authoring_table_is_generated_from_the_schema():
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     text = (REPO / "docs" / "AUTHORING.md").read_text(encoding="utf-8")
-    for key in MANIFEST_KEYS:
+    for key in (*MANIFEST_KEYS, *TOPIC_KEYS):
         assert f"| `{key}` |" in text

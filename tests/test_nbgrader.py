@@ -55,7 +55,7 @@ def hostile(course: Path) -> str:
     """beam_search.py that, imported in the grader's worker, tries to change the gradebook and
     to read a hidden suite, and says in its error what it managed."""
     db = course / "gradebook.db"
-    hidden = UNIT.dirs["hidden_tests"] / "test_beam_attribution.py"
+    hidden = UNIT.test_file("beam_attribution", "hidden")
     return (SOLUTIONS / "beam_search.py").read_text() + f'''
 
 def _attack():
@@ -181,7 +181,7 @@ def round_trip(tmp_path_factory):
         "loop": ({"attention": LOOP, "bptt": (SOLUTIONS / "bptt.py").read_text()}, {}),
         "hostile": ({"beam_search": hostile(course)},
                     {"extra_cell": KERNEL_CELL.format(db=course / "gradebook.db",
-                                                      hidden=UNIT.dirs["hidden_tests"] / "test_bleu.py"),
+                                                      hidden=UNIT.test_file("bleu", "hidden")),
                      "drop_magic": True}),
     }
     modules = {}
@@ -301,8 +301,8 @@ def test_a_hostile_notebook_changes_nothing_and_reads_nothing(round_trip):
     with sqlite3.connect(course / "gradebook.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert not (course / "gradebook.db").read_bytes().startswith(b"HACKED")
-    hidden_start = (UNIT.dirs["hidden_tests"] / "test_beam_attribution.py").read_text()[:60]
-    bleu_start = (UNIT.dirs["hidden_tests"] / "test_bleu.py").read_text()[:60]
+    hidden_start = UNIT.test_file("beam_attribution", "hidden").read_text()[:60]
+    bleu_start = UNIT.test_file("bleu", "hidden").read_text()[:60]
     for path in list((course / "autograded").rglob("*")) + list((course / "feedback").rglob("*")):
         if path.is_file():
             text = path.read_bytes().decode("utf-8", "replace")

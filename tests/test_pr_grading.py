@@ -101,7 +101,7 @@ def test_an_honest_pull_request_is_graded_with_summary_comment_and_outputs(hones
 
 
 def _zero_the_failing_rubric_entry(folder):
-    path = folder / "autograder" / "units" / UNIT.name / "rubric" / "attention.yaml"
+    path = folder / "autograder" / "units" / UNIT.name / "topics" / "attention" / "rubric.yaml"
     path.write_text(path.read_text().replace("points: 1", "points: 0"))
 
 
@@ -116,7 +116,7 @@ def _engine_that_passes_everything(folder):
 
 
 @pytest.mark.parametrize("edit,file", [
-    (_zero_the_failing_rubric_entry, f"autograder/units/{UNIT.name}/rubric/attention.yaml"),
+    (_zero_the_failing_rubric_entry, f"autograder/units/{UNIT.name}/topics/attention/rubric.yaml"),
     (_public_test_that_always_passes, f"{UNIT.stubs}/tests/test_attention.py"),
     (_engine_that_passes_everything, "autograder/grading/score.py"),
 ], ids=["rubric", "public test", "engine"])

@@ -30,10 +30,15 @@ def test_the_student_repository_has_no_secret_part(dist):
     student = dist / "student"
     names = {p.relative_to(student).as_posix() for p in student.rglob("*")}
     unit = f"autograder/units/{UNIT.name}"
-    assert not any(n.startswith((f"{unit}/hidden", f"{unit}/reference", "solutions")) for n in names)
+    assert not any(n.startswith((f"{unit}/reference", "solutions")) for n in names)
+    # topics/<topic>/: the topic's manifest and public rubric ship; its hidden suite, oracle
+    # test, mutants and alternatives (the unit's `secret` patterns) do not.
+    for topic in UNIT.topics:
+        shipped = {n.removeprefix(f"{unit}/topics/{topic.id}/") for n in names if n.startswith(f"{unit}/topics/{topic.id}/")}
+        assert shipped == {"topic.yaml", "rubric.yaml"}, (topic.id, shipped)
     assert f"{unit}/lab/fault_lab.py" not in names and f"{unit}/lab/broken_primitives.py" not in names
     assert ".github/workflows/grade.yml" in names and ".github/workflows/test.yml" not in names
-    rubric = (student / unit / "rubric" / "bptt.yaml").read_text()
+    rubric = (student / unit / "topics" / "bptt" / "rubric.yaml").read_text()
     assert "visibility: hidden" not in rubric and "graded_later:" in rubric
     readme = (student / "README.md").read_text()
     assert readme.index("make grade") < readme.index("## English") and "## 中文" in readme
@@ -42,7 +47,9 @@ def test_the_student_repository_has_no_secret_part(dist):
     assert "autograder/grading/score.py" in manifest and ".github/workflows/grade.yml" in manifest
     assert (dist / "grader-bundle" / "protected-files.sha256").read_text() == manifest
     bundle_unit = dist / "grader-bundle" / unit
-    assert (bundle_unit / "hidden" / "test_bptt.py").is_file() and not (bundle_unit / "reference").is_symlink()
+    assert (bundle_unit / "topics" / "bptt" / "test_hidden.py").is_file() and not (bundle_unit / "reference").is_symlink()
+    for secret in ("test_hidden.py", "test_oracle.py", "mutants.yaml", "alternatives"):
+        assert all((bundle_unit / "topics" / t.id / secret).exists() for t in UNIT.topics), secret
 
 
 def test_the_student_repository_has_a_chinese_readme_and_a_glossary(dist):
@@ -68,7 +75,7 @@ def test_the_leak_check_catches_each_kind_of_leak(dist, tmp_path, plant):
     assert leak_check.check(copy, UNIT) == []
     target = copy / "notes.py"
     if plant == "hidden suite":
-        shutil.copyfile(UNIT.dirs["hidden_tests"] / "test_bleu.py", target)
+        shutil.copyfile(UNIT.test_file("bleu", "hidden"), target)
     elif plant == "reference module":
         shutil.copyfile(SOLUTIONS / "attention.py", target)
     elif plant == "marker":
@@ -238,11 +245,11 @@ def test_the_sequence_topics_ship_as_stubs_and_grade_in_the_bundle_and_on_grades
     stub = (student / UNIT.stubs / f"{module}.py").read_text()
     assert "NotImplementedError" in stub and "### BEGIN SOLUTION" not in stub
     assert (student / UNIT.stubs / "tests" / f"test_{topic}.py").is_file()
-    assert "graded_later:" in (student / unit / "rubric" / f"{topic}.yaml").read_text()
-    assert not (student / unit / "hidden" / f"test_{topic}.py").exists()
+    assert "graded_later:" in (student / unit / "topics" / topic / "rubric.yaml").read_text()
+    assert not (student / unit / "topics" / topic / "test_hidden.py").exists()
     bundle = dist / "grader-bundle" / unit
-    assert (bundle / "hidden" / f"test_{topic}.py").is_file() and (bundle / "reference" / f"{module}.py").is_file()
+    assert (bundle / "topics" / topic / "test_hidden.py").is_file() and (bundle / "reference" / f"{module}.py").is_file()
     with zipfile.ZipFile(dist / "gradescope.zip") as archive:
         names = set(archive.namelist())
-    assert {f"grader/{unit}/hidden/test_{topic}.py", f"grader/{unit}/reference/{module}.py",
-            f"grader/{unit}/rubric/{topic}.yaml"} <= names
+    assert {f"grader/{unit}/topics/{topic}/test_hidden.py", f"grader/{unit}/reference/{module}.py",
+            f"grader/{unit}/topics/{topic}/rubric.yaml"} <= names

@@ -81,10 +81,10 @@ def _unit_with_stubs(tmp_path):
     """A one-module unit whose stub folder is in tmp_path (make_stubs writes there)."""
     unit = tmp_path / "tiny_unit"
     (unit / "reference").mkdir(parents=True)
-    (unit / "rubric").mkdir()
-    (unit / "unit.yaml").write_text(f"name: tiny_unit\nstubs: {tmp_path / 'stubs'}\n"
-                                    "topics: [{id: t, module: m, functions: {f: {}}}]\n")
-    (unit / "rubric" / "t.yaml").write_text("topic: t\npoints: 1\ntests:\n"
+    (unit / "topics" / "t").mkdir(parents=True)
+    (unit / "unit.yaml").write_text(f"name: tiny_unit\nstubs: {tmp_path / 'stubs'}\n")
+    (unit / "topics" / "t" / "topic.yaml").write_text("module: m\nfunctions: {f: {}}\n")
+    (unit / "topics" / "t" / "rubric.yaml").write_text("topic: t\npoints: 1\ntests:\n"
                                             "  - {test: test_f, visibility: public, points: 1, hint: h}\n")
     (unit / "reference" / "m.py").write_text('def f(x):\n    """Double x."""\n    y = None\n    # TODO: y = 2x\n'
                                              '    ### BEGIN SOLUTION\n    y = 2 * x\n    ### END SOLUTION\n'
@@ -134,7 +134,7 @@ def test_student_files_cite_nothing_students_do_not_have():
     """No "SPEC §…" or "seed 000": students have neither file (name "the course notes")."""
     cites = re.compile(r"\bSPEC\b|§|[Ss]eed 0\d\d|seeds'")
     student_files = [p for p in STUBS.rglob("*") if p.is_file() and p.suffix in (".py", ".md", ".yaml", ".txt")]
-    student_files += sorted(UNIT.dirs["rubric"].glob("*.yaml"))
+    student_files += sorted(UNIT.dirs["topics"].glob("*/rubric.yaml"))
     found = [f"{p.relative_to(REPO)}:{i}" for p in student_files
              for i, line in enumerate(p.read_text().splitlines(), 1) if cites.search(line)]
     assert not found, found

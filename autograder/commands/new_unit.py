@@ -6,9 +6,10 @@ starts from something that already grades a correct and a wrong submission, and 
 its pieces one at a time (docs/AUTHORING.md says what each is):
 
     DIR/NAME/unit.yaml                  the manifest (read through unit.model.MANIFEST_KEYS)
-    DIR/NAME/rubric/doubling.yaml       points, visibility and hint of each test
+    DIR/NAME/topics/doubling/topic.yaml       the topic: its module and functions (unit.model.TOPIC_KEYS)
+    DIR/NAME/topics/doubling/rubric.yaml      points, visibility and hint of each test
+    DIR/NAME/topics/doubling/test_hidden.py   the hidden test (compares with the reference)
     DIR/NAME/public/test_doubling.py    the public test (students run it)
-    DIR/NAME/hidden/test_doubling.py    the hidden test (compares with the reference)
     DIR/NAME/helpers/__init__.py        the unit's own code, importable as autograder.units.NAME
     DIR/NAME/reference/doubler.py       the reference solution, the student's part between markers
     DIR/NAME/stubs/doubler.py           the stub students fill (`make stubs --assignment DIR/NAME` regenerates it)
@@ -36,13 +37,16 @@ def files(name: str) -> dict[str, str]:
             stubs: assignments/{name}
             limits: {{call_timeout_s: 5, import_timeout_s: 10, memory_mb: 512, cpu_s: 60}}
             preload: [math, numpy]
-            topics:
-              - id: {TOPIC}
-                module: {MODULE}
-                functions:
-                  double: {{}}
+            # Never shipped to students (glob patterns, relative to this folder).
+            secret: [reference, topics/*/test_hidden.py]
         """,
-        f"rubric/{TOPIC}.yaml": f"""
+        f"topics/{TOPIC}/topic.yaml": f"""
+            order: 1
+            module: {MODULE}
+            functions:
+              double: {{}}
+        """,
+        f"topics/{TOPIC}/rubric.yaml": f"""
             topic: {TOPIC}
             title: Doubling a number
             points: 3
@@ -57,7 +61,7 @@ def files(name: str) -> dict[str, str]:
         "helpers/__init__.py": """
             SAMPLES = 5   # how many random inputs the hidden test draws
         """,
-        f"hidden/test_{TOPIC}.py": f"""
+        f"topics/{TOPIC}/test_hidden.py": f"""
             from autograder.units.{name}.helpers import SAMPLES   # the unit's own code, by its package name
 
 

@@ -528,4 +528,4 @@ def restored(paths):
 
 
 def hidden_suite_paths(grader: Grader) -> list[str]:
-    return grader.everywhere(UNIT_REL / "hidden" / "test_bptt.py")
+    return grader.everywhere(UNIT_REL / "topics" / "bptt" / "test_hidden.py")

@@ -243,9 +243,9 @@ def test_student_cannot_edit_the_test_suites(case):
     """Import-time: append a passing no-op test to the hidden and public suites (the real
     checkout, its copy, relative to the cwd) and add files beside them: nothing changes,
     and the stubs still score 0."""
-    targets = [UNIT_REL / "hidden" / "test_bptt.py", UNIT_REL / "public" / "test_bptt.py", PUBLIC_REL / "test_bptt.py",
-               UNIT_REL / "hidden" / "conftest.py", UNIT_REL / "hidden" / "test_zz_injected.py",
-               UNIT_REL / "rubric" / "bptt.yaml"]
+    targets = [UNIT_REL / "topics" / "bptt" / "test_hidden.py", UNIT_REL / "public" / "test_bptt.py", PUBLIC_REL / "test_bptt.py",
+               UNIT_REL / "topics" / "bptt" / "conftest.py", UNIT_REL / "topics" / "bptt" / "test_zz_injected.py",
+               UNIT_REL / "topics" / "bptt" / "rubric.yaml"]
     paths = [p for rel in targets for p in case.grader.everywhere(rel)]
     paths += [str(up / rel) for up in (Path("."), Path(".."), Path("../..")) for rel in targets]
     stub_bptt = (STUBS / "bptt.py").read_text()
@@ -283,7 +283,7 @@ def test_grader_secrets_and_files_stay_out_of_reach(case):
     """The student reads the grader's environment (/proc/<ppid>/environ), the reference
     solution and the hidden suite (absolute and relative paths), and kills its parent:
     every read fails, nothing of it reaches a report, grading completes."""
-    rels = [UNIT_REL / "hidden" / "test_bptt.py", SOLUTIONS_REL / "bptt.py", SOLUTIONS_REL / "attention.py",
+    rels = [UNIT_REL / "topics" / "bptt" / "test_hidden.py", SOLUTIONS_REL / "bptt.py", SOLUTIONS_REL / "attention.py",
             UNIT_REL / "reference" / "bptt.py"]
     files = [p for rel in rels for p in case.grader.everywhere(rel)]
     files += [str(up / rel) for up in (Path("."), Path("..")) for rel in rels] + [f"/proc/{os.getpid()}/environ"]
@@ -361,7 +361,7 @@ def test_what_the_jail_allows_on_purpose_gains_nothing(case):
     a tmpfs of its own it cannot create a file in (its uid is unmapped, and /proc, where a map
     is written, cannot be mounted). If the jail starts refusing either, or the nested namespace
     starts giving something, update the README and this test."""
-    files = [p for rel in (UNIT_REL / "hidden" / "test_bptt.py", SOLUTIONS_REL / "bptt.py")
+    files = [p for rel in (UNIT_REL / "topics" / "bptt" / "test_hidden.py", SOLUTIONS_REL / "bptt.py")
              for p in case.grader.everywhere(rel)]
     sub = case.submission("sub", append={"bptt.py": payload("allowed_on_purpose", host_files=files)})
     graded = case.grade(sub, "bptt", "attention")
