@@ -3,6 +3,8 @@ README's points table is the rubric's (points are edited in the rubric only)."""
 
 import ast
 import re
+import subprocess
+import sys
 
 import pytest
 from helpers import REPO, UNIT
@@ -49,6 +51,15 @@ def test_readme_points_table_is_the_rubrics():
     rows = re.findall(r"^\s*\| `(\w+)\.py` \| .*? \| ([\d.]+) \|$", (REPO / "README.md").read_text(), re.M)
     assert rows, "the README has no points table"
     assert [(m, float(p)) for m, p in rows] == [(t.module, RUBRIC.topic(t.id).points) for t in UNIT.topics]
+
+
+def test_readme_table_of_topics_is_generated_from_the_topic_folders():
+    """Adding a topic never means editing the README: its table is written from topic.yaml's
+    `summary` and the rubric (scripts/make_readme_table.py), and this fails on drift."""
+    proc = subprocess.run([sys.executable, "scripts/make_readme_table.py", "--check"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert all(t.summary for t in UNIT.topics), "every topic.yaml has a summary"
 
 
 def test_rubric_errors_are_loud(tmp_path):

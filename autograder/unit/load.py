@@ -106,7 +106,8 @@ def load_topics(folder: Path, where: str) -> list[Topic]:
             order = float(data.get("order", 0))
         except (TypeError, ValueError, AttributeError) as exc:
             raise UnitError(f"{here}: malformed ({exc!r})") from None
-        entries.append((order, tid, Topic(tid, str(data.get("module", tid)), functions, manifest.parent)))
+        entries.append((order, tid, Topic(tid, str(data.get("module", tid)), functions, manifest.parent,
+                                          str(data.get("summary", "")))))
     if not entries:
         raise UnitError(f"{where}: no topics (each is a folder holding {TOPIC_MANIFEST})")
     return [topic for _order, _tid, topic in sorted(entries, key=lambda e: e[:2])]

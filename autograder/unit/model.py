@@ -63,6 +63,8 @@ MANIFEST_KEYS = {
 TOPIC_KEYS = {
     "order": "the topic's place in reports (topics are sorted by it, then by id)",
     "module": "the student's file without `.py` (default: the topic's id)",
+    "summary": "what the topic asks, one line: its row of the README's table of topics "
+               "(scripts/make_readme_table.py)",
     "functions": "the functions graded, each `{}` or `{keep: [i, ...]}`: the indices of returned "
                  "tuple elements that stay in the worker (caches the grader never decodes)",
 }
@@ -75,6 +77,7 @@ class Topic:
     module: str                                   # the student's module, without .py
     functions: dict[str, tuple[int, ...]] = field(default_factory=dict)   # name -> kept outputs
     folder: Path | None = None                    # topics/<id>/ of the unit
+    summary: str = ""                             # one line, for the README's table of topics
 
 
 @dataclass(frozen=True)
