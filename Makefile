@@ -56,7 +56,7 @@ grade: $(VENV)/.installed-base catalogues
 # On TEST_JOBS processes; tests/conftest.py decides which tests must share one. `make lint`
 # first: a lint or type error stops the run before the tests start.
 test: lint $(VENV)/.installed-dev catalogues
-	$(CACHED) $(PY) -m pytest tests -q -n $(TEST_JOBS) -m "not sweep"
+	$(CACHED) $(PY) -m pytest tests autograder/units -q -n $(TEST_JOBS) -m "not sweep"
 
 # ruff (pyflakes, syntax, bugbear, import order, pyupgrade) over the code, mypy over the engine,
 # and the import contracts of pyproject.toml (the engine's layers; tests/test_layering.py too).
@@ -66,7 +66,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/lint-imports
 
 sweep: $(VENV)/.installed-dev catalogues
-	$(CACHED) $(PY) -m pytest tests -q -n $(TEST_JOBS) -m sweep
+	$(CACHED) $(PY) -m pytest tests autograder/units -q -n $(TEST_JOBS) -m sweep
 
 # Merge the student-facing text of the code into the catalogues (then translate what is new).
 i18n: $(VENV)/.installed-base

@@ -5,8 +5,8 @@ topics and the worker's limits. `autograder.unit.load` reads a unit folder into 
 from __future__ import annotations
 
 import importlib
-from fnmatch import fnmatchcase
 from dataclasses import dataclass, field, fields
+from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 from autograder import units
