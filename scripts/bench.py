@@ -117,7 +117,7 @@ def generated_class(root: Path, size: int) -> Path:
                "fault_injection": "fault_injection", "beam_attribution": "beam_search", "bleu": "bleu",
                "attention": "attention", "causality": "causality", "inference_cost": "inference_cost"}
     variants = [("reference", SOLUTIONS, None), ("stubs", STUBS, None)]
-    for spec_file in sorted((REPO / "tests" / "mutants").glob("*.yaml")):
+    for spec_file in sorted((REPO / "autograder" / "units" / "rnn_prehistory" / "topics").glob("*/mutants.yaml")):
         spec = yaml.safe_load(spec_file.read_text())
         for m in spec.get("mutants", []):
             variants.append((m["name"], SOLUTIONS, (f"{modules[spec['topic']]}.py", m["replace"])))

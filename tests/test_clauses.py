@@ -1,4 +1,4 @@
-"""Every clause of every docstring is graded: the clause tables of tests/mutants/<topic>.yaml.
+"""Every clause of every docstring is graded: the clause tables of topics/<topic>/mutants.yaml.
 
 A topic's `clauses:` list what the docstrings of its functions promise (allowed inputs,
 outputs, shapes, dtypes, mutation, identity, warnings, ties, errors), one entry per clause:

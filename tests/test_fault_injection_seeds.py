@@ -1,15 +1,15 @@
 """The fault-injection suite is fair on every seed it can draw (issue 4).
 
-The hidden suite (hidden/test_fault_injection.py of the unit) picks its seeds from
+The hidden suite (topics/fault_injection/test_hidden.py of the unit) picks its seeds from
 SEED_POOL, with the tables and experiments of lab/fault_lab.py. For every seed of that pool, with the reference solution:
 
 - run_fault_injection(seed) shows all seven signals, with every figure key inside the
   suite's plausibility RANGES and consistent with the signal's criterion;
 - each known-broken primitive of the suite's BROKEN table turns its signal false (built
   in-process here from the same one-line body the worker's copy of the module gets);
-- the figures are reproducible: a valid alternative lab (tests/alternatives) gives the
+- the figures are reproducible: a valid alternative lab (the topic's alternatives/) gives the
   procedure's figures within the suite's SAME_SEED_RTOL, and each wrong measurement of
-  the lab (tests/mutants/fault_injection.yaml) is farther off than that on every seed;
+  the lab (the topic's mutants.yaml) is farther off than that on every seed;
 - the grader's own experiments (rerun_*) show every signal with the reference's primitives;
 - the underflow trap of rerun_products catches a naive np.log(np.cumprod(...)).
 
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 import yaml
-from helpers import SOLUTIONS
+from helpers import SOLUTIONS, UNIT
 
 from autograder.units.rnn_prehistory.lab import fault_lab as suite
 
@@ -147,9 +147,9 @@ def test_the_underflow_trap_catches_a_naive_cumprod_on_every_pool_seed():
 
 
 # ------------------------------------------------ figures against the procedure, same seed
-ALTERNATIVE = SOLUTIONS.parents[1] / "tests" / "alternatives" / "fault_injection_one_function.py"
-MUTANTS = {m["name"]: m for m in yaml.safe_load((SOLUTIONS.parents[1] / "tests" / "mutants" /
-                                                 "fault_injection.yaml").read_text())["mutants"]}
+ALTERNATIVE = UNIT.dirs["topics"] / "fault_injection" / "alternatives" / "fault_injection_one_function.py"
+MUTANTS = {m["name"]: m for m in yaml.safe_load((UNIT.dirs["topics"] / "fault_injection" /
+                                                 "mutants.yaml").read_text())["mutants"]}
 # The wrong measurements that only the same-seed comparison catches, and the signals they misreport.
 WRONG_MEASUREMENTS = {"sweep_from_unsquashed_draw": ("rho_below_one_gradient_decays", "rho_above_one_gradient_explodes",
                                                      "rho_one_tanh_saturation_still_decays"),

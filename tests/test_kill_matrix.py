@@ -1,5 +1,5 @@
 """The kill matrix: every hidden suite catches known wrong implementations and passes valid
-alternatives (tests/mutants/<topic>.yaml, format in docs/AUTHORING.md).
+alternatives (topics/<topic>/mutants.yaml of the unit, format in docs/AUTHORING.md).
 
 Mutants are graded on the tests of their topic that must catch them (and whole on the topics
 where they must cost nothing), alternatives on every topic (another topic may call the

@@ -6,7 +6,7 @@ probes are the differences taken one probe at a time.
   every slice of the stack (and on unstacked inputs: no leading axis at all);
 - `checks.finite_differences_stacked` equals central differences taken entry by entry with
   the reference forward, and both match the reference's analytic backward pass (which
-  tests/test_oracle_*.py check against torch autograd).
+  the topics' test_oracle.py check against torch autograd).
 
 Largest differences measured when this file was written (100 seeds; run with -s to print
 them): stacked vs reference forward 0 and the two finite differences 0 (bit-identical: the

@@ -2,7 +2,7 @@
 their criteria, the plausible ranges of the figures, the known-broken primitives, and the
 grader's own experiments (`rerun_*`), which call whatever primitives they are given.
 
-The hidden suite (`hidden/test_fault_injection.py`) grades each signal three ways with
+The hidden suite (`topics/fault_injection/test_hidden.py`) grades each signal three ways with
 these tables; tests/test_fault_injection_seeds.py checks them on every seed of SEED_POOL
 with the reference's primitives, so the ranges and criteria cannot drift.
 
@@ -208,7 +208,7 @@ def _fmt(value) -> str:
 # put in. Plausible ranges alone let a wrong measurement through (h_0 = z instead of
 # tanh(z); ||dh_0|| reported as ||dL/dx_1||): its figures stay in range, its signals true.
 # Tolerance, relative: valid implementations differ from the reference by round-off (at
-# most 1.3e-12 over the pool's 64 seeds, tests/alternatives/fault_injection_one_function.py)
+# most 1.3e-12 over the pool's 64 seeds, topics/fault_injection/alternatives/fault_injection_one_function.py)
 # and by an epsilon added to the clipping norm as PyTorch does (max_norm / (total + 1e-6):
 # at most 1.4e-7, in vanish_dx1_clip); the two wrong measurements are off by at least
 # 1.8e-2 (||dh0|| for ||dx_1||) and 0.18 (h_0 = z) on every pool seed. 1e-5 sits 70 times
@@ -594,7 +594,7 @@ def _linear_rnn(Wx, Wh, b, x, y):
     """Loss 0.5/N sum_n ||h_T[n] - y[n]||^2 of h_t = x_t Wx + h_{t-1} Wh + b (h_0 = 0), and
     its gradients; x (N, T, D), y (N, H). Only the recurrences loop: the input terms of all
     steps are one product, and so is each weight gradient (a sum over steps and the batch).
-    tests/test_oracle_fault_injection.py checks it against torch autograd."""
+    topics/fault_injection/test_oracle.py checks it against torch autograd."""
     N, T, D = x.shape
     H = Wh.shape[0]
     drive = x @ Wx + b                          # (N, T, H)

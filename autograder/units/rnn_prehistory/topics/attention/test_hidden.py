@@ -1,7 +1,7 @@
 """Hidden suite for attention.py [attention]: masked additive attention.
 
 Expected values come from the reference solution (checked against a double loop and
-torch in tests/test_oracle_attention.py) or from exact properties (zeros, sums).
+torch in test_oracle.py beside this suite) or from exact properties (zeros, sums).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Expected values are worked out by hand in this file (small corpora, exact fractions) or
 come from the reference solution on random corpora; the reference itself is checked
-against sacrebleu in tests/test_oracle_bleu.py.
+against sacrebleu in test_oracle.py beside this suite.
 
 When a corpus BLEU value is wrong, the grader computes known wrong formulas on the same
 corpus (bleu_variant, below: nltk's phantom n-gram of a hypothesis shorter than n,

@@ -1,7 +1,7 @@
 """Hidden suite for causality.py [causality]: who may see whom, measured (oral-exam question 7).
 
 Expected values come from the reference solution (checked against torch autograd's
-Jacobian in tests/test_oracle_causality.py), from the helper maps' exact Jacobians, or
+Jacobian in test_oracle.py beside this suite), from the helper maps' exact Jacobians, or
 from exact properties: a causal map's outputs do not move, bit for bit, when a future
 input moves. The student's birnn_forward runs with a correct rnn_forward in place of
 theirs (oracles.RNNForward), so a mistake in bptt.py is charged in bptt only.

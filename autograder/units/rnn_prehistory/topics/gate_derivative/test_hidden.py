@@ -25,7 +25,7 @@ from autograder.i18n import N_, _
 
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. The circuit is bilinear, so central
 # differences are exact up to rounding: the reference stays below 2e-9 for the backward pass
-# and 3e-10 for the Jacobian (500 seeds); every mutant of tests/mutants/gate_derivative.yaml
+# and 3e-10 for the Jacobian (500 seeds); every mutant of mutants.yaml beside this suite
 # is above 1e-2.
 GRAD_TOL = 1e-6
 FD_STEP = 1e-6

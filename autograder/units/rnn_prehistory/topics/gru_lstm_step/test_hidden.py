@@ -9,7 +9,7 @@ When a forward value is wrong, the grader tries the conventions of other sources
 same inputs (computed here, below) and, if the student's numbers match one of them, says
 which: a GRU written as in PyTorch or d2l (update gate on the old state, reset gate after
 the recurrent matmul, blocks r, z, n), or an LSTM with PyTorch's gate order i, f, g, o.
-tests/test_oracle_gru_lstm_step.py checks those convention functions against
+test_oracle.py beside this suite checks those convention functions against
 torch.nn.GRUCell and torch.nn.LSTMCell.
 """
 
@@ -34,7 +34,7 @@ from autograder.units.rnn_prehistory import stacked
 # ||g - g_num|| / (||g|| + ||g_num||) per output array. Against these finite differences the
 # reference stays below 2.5e-8 on the shapes below (1000 seeds; the worst is dh0 with a loss
 # on h_T only); the element-wise CS231n rel_error reaches 1e-3 on near-zero entries, so it is
-# not the criterion. Every mutant of tests/mutants/gru_lstm_step.yaml is above 1e-2.
+# not the criterion. Every mutant of mutants.yaml beside this suite is above 1e-2.
 GRAD_TOL = 1e-6
 FD_STEP = 1e-6
 FORWARD_TOL = 1e-7      # max element-wise CS231n rel_error of forward values

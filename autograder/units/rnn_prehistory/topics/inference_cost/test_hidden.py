@@ -1,7 +1,7 @@
 """Hidden suite for inference_cost.py [inference_cost]: the inference bill, measured (oral-exam question 10).
 
 Expected values: the RNN step's equation; causal self-attention recomputed from scratch
-for every prefix (written here, checked against torch in tests/test_oracle_inference_cost.py
+for every prefix (written here, checked against torch in test_oracle.py beside this suite
 with the reference); the bytes of float64 arrays of known shapes; the multiply-add formulas.
 """
 
