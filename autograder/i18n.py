@@ -9,7 +9,9 @@ Placeholders are named `str.format` fields, so a translation may reorder them:
 Catalogues (PO files, the usual gettext format; edit them with any PO editor or Babel):
 
     autograder/locale/<lang>/LC_MESSAGES/autograder.po     the engine's text
-    <unit folder>/locale/<lang>/LC_MESSAGES/unit.po         one unit's text (hints, messages)
+    <unit folder>/locale/<lang>/LC_MESSAGES/unit.po         one unit's shared text
+    <unit folder>/topics/<topic>/locale/<lang>/LC_MESSAGES/unit.po   the text only that topic uses
+                                                            (its hints, suite and public-test messages)
 
 `python -m autograder.i18n compile` writes the .mo files next to them (`make` does this at
 install); a missing or stale .mo is compiled in memory instead, so a checkout always works.
@@ -25,6 +27,7 @@ import os
 import struct
 import sys
 from functools import lru_cache
+from collections.abc import Sequence
 from pathlib import Path
 
 LANGUAGES = ("en", "zh")
@@ -130,9 +133,20 @@ def _read_catalogue(po: Path, _newest: float) -> gettext.GNUTranslations:
     return gettext.GNUTranslations(io.BytesIO(compile_mo(read_po(po.read_text(encoding="utf-8")))))
 
 
-def activate(language: str | None = None, unit_locale: Path | None = None) -> str:
-    """Make `language` (None: from the locale) the language of `_`: the unit's catalogue
-    first, then the engine's. Returns the language chosen."""
+def unit_translations(unit_locales: Sequence[Path], language: str) -> dict[str, str]:
+    """English text -> its translation, over all of a unit's catalogues (`Unit.locale_dirs`)."""
+    table: dict[str, str] = {}
+    for locale_dir in unit_locales:
+        po = catalogue(locale_dir, UNIT_DOMAIN, language)
+        if po.is_file():
+            table.update(read_po(po.read_text(encoding="utf-8")))
+    return table
+
+
+def activate(language: str | None = None, unit_locales: Sequence[Path] = ()) -> str:
+    """Make `language` (None: from the locale) the language of `_`: the unit's catalogues
+    (`Unit.locale_dirs`: the unit's and its topics') first, then the engine's. Returns the
+    language chosen."""
     global _active, _language
     language = language or language_from_environment()
     if language not in LANGUAGES:
@@ -140,8 +154,8 @@ def activate(language: str | None = None, unit_locale: Path | None = None) -> st
     chain = gettext.NullTranslations()
     if language != "en":
         chain = _translations(catalogue(ENGINE_LOCALE, ENGINE_DOMAIN, language))
-        if unit_locale is not None:
-            chain = _Chain(_translations(catalogue(unit_locale, UNIT_DOMAIN, language)), chain)
+        if unit_locales:
+            chain = _Chain(*(_translations(catalogue(d, UNIT_DOMAIN, language)) for d in unit_locales), chain)
     _active, _language = chain, language
     return language
 

@@ -171,7 +171,7 @@ def hidden_suites_here() -> bool:
 def grade_cell(topic: str, test_id: str, folder: str | Path = ".") -> None:
     """Pass, or raise with the grader's message and hint, for one rubric entry of `topic`."""
     if i18n.current_language() == "en":
-        i18n.activate(None, None)           # the kernel's locale (the grader's messages follow it too)
+        i18n.activate(None)           # the kernel's locale (the grader's messages follow it too)
     modules = modules_in(Path(folder))
     suite = "all" if test_id.startswith("hidden::") or hidden_suites_here() else "public"
     score = _grade(topic, modules, suite)

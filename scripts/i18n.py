@@ -7,8 +7,12 @@ Collects every student-facing English text (the msgids) and merges them into the
   rubric's hints and titles, the manifest's `signals_title`, the oral-exam title, and the
   stubs' text: each solution function's docstring summary and its `# TODO:` comment.
 
-A msgid already translated keeps its translation; a new one gets an empty msgstr (a test
-fails until it is translated); one no longer used is dropped. Run it after changing text.
+A unit's msgids are split between its catalogues: a text used only by one topic's files (its
+rubric, hidden suite, public test, solution module) goes to that topic's catalogue
+(topics/<topic>/locale/), any other to the unit's own (locale/), so a topic's folder carries
+its translations. A msgid already translated keeps its translation (wherever it was before);
+a new one gets an empty msgstr (a test fails until it is translated); one no longer used is
+dropped. Run it after changing text.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import make_stubs  # noqa: E402
 
 from autograder import i18n  # noqa: E402
 from autograder.unit.load import load_unit  # noqa: E402
+from autograder.unit.model import TOPICS  # noqa: E402
 
 MARKERS = ("_", "N_")
 
@@ -96,6 +101,30 @@ def unit_messages(unit) -> dict[str, list[str]]:
     return found
 
 
+def topic_of(unit, where: str) -> str | None:
+    """The topic whose files alone hold the location `where` ("path:line" relative to the
+    unit), or None for the unit's shared files."""
+    rel = Path(where.partition(":")[0])
+    if rel.parts[0] == TOPICS and len(rel.parts) > 2:
+        return rel.parts[1]
+    if rel.parts[0] == "public" and rel.stem.removeprefix("test_") in {t.id for t in unit.topics}:
+        return rel.stem.removeprefix("test_")
+    if rel.parts[0] == "reference" and rel.stem in unit.modules:
+        return unit.modules[rel.stem].id
+    return None
+
+
+def by_catalogue(unit, messages: dict[str, list[str]]) -> dict[Path, dict[str, list[str]]]:
+    """The unit's messages per locale folder: a topic's when only that topic uses the text,
+    else the unit's (`locale/`). Every folder of `unit.locale_dirs()` is a key."""
+    folders = {None: unit.path / "locale"} | {t.id: t.folder / "locale" for t in unit.topics}
+    out: dict[Path, dict[str, list[str]]] = {folder: {} for folder in folders.values()}
+    for text, wheres in messages.items():
+        owners = {topic_of(unit, where) for where in wheres}
+        out[folders[owners.pop() if len(owners) == 1 else None]][text] = wheres
+    return out
+
+
 def _quote(text: str) -> str:
     body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
     return f'"{body}"'
@@ -111,9 +140,10 @@ def render_po(messages: dict[str, list[str]], translations: dict[str, str], lang
     return "\n".join(out)
 
 
-def update(po: Path, messages: dict[str, list[str]], language: str) -> list[str]:
-    """Merge `messages` into `po`; returns the msgids still untranslated."""
-    old = i18n.read_po(po.read_text(encoding="utf-8")) if po.is_file() else {}
+def update(po: Path, messages: dict[str, list[str]], language: str, known: dict[str, str] | None = None) -> list[str]:
+    """Merge `messages` into `po`, translated from `known` (default: `po` itself); returns
+    the msgids still untranslated."""
+    old = known if known is not None else i18n.read_po(po.read_text(encoding="utf-8")) if po.is_file() else {}
     po.parent.mkdir(parents=True, exist_ok=True)
     po.write_text(render_po(messages, old, language), encoding="utf-8")
     return [m for m in messages if not old.get(m)]
@@ -124,20 +154,26 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when a catalogue is out of date")
     args = parser.parse_args(argv)
     stale = []
-    catalogues = [(i18n.catalogue(i18n.ENGINE_LOCALE, i18n.ENGINE_DOMAIN, lang), engine_messages(), lang)
-                  for lang in i18n.LANGUAGES if lang != "en"]
+    languages = [lang for lang in i18n.LANGUAGES if lang != "en"]
+    catalogues = [(i18n.catalogue(i18n.ENGINE_LOCALE, i18n.ENGINE_DOMAIN, lang), engine_messages(), lang, None)
+                  for lang in languages]
     for unit_dir in sorted((REPO / "autograder" / "units").iterdir()):
         if (unit_dir / "unit.yaml").is_file():
             unit = load_unit(unit_dir)
-            catalogues += [(i18n.catalogue(unit.path / "locale", i18n.UNIT_DOMAIN, lang), unit_messages(unit), lang)
-                           for lang in i18n.LANGUAGES if lang != "en"]
-    for po, messages, lang in catalogues:
+            split = by_catalogue(unit, unit_messages(unit))
+            for lang in languages:
+                known = i18n.unit_translations(unit.locale_dirs(), lang)   # a text may move between them
+                catalogues += [(i18n.catalogue(folder, i18n.UNIT_DOMAIN, lang), messages, lang, known)
+                               for folder, messages in split.items()]
+    for po, messages, lang, known in catalogues:
+        if not messages and not po.is_file():
+            continue                    # a topic with no text of its own needs no catalogue
         if args.check:
             old = i18n.read_po(po.read_text(encoding="utf-8")) if po.is_file() else {}
             if set(messages) != set(old) - {""}:
                 stale.append(str(po.relative_to(REPO)))
             continue
-        missing = update(po, messages, lang)
+        missing = update(po, messages, lang, known)
         print(f"{po.relative_to(REPO)}: {len(messages)} messages, {len(missing)} untranslated")
     if stale:
         print("out of date (run make i18n):", ", ".join(stale))

@@ -152,9 +152,7 @@ def chinese(unit_name=None):
     from autograder import i18n
     from autograder.unit.load import load_unit
 
-    unit = load_unit(unit_name)
-    po = i18n.catalogue(unit.path / "locale", i18n.UNIT_DOMAIN, "zh")
-    table = i18n.read_po(po.read_text(encoding="utf-8")) if po.is_file() else {}
+    table = i18n.unit_translations(load_unit(unit_name).locale_dirs(), "zh")
     return lambda text: table.get(text, "")
 
 

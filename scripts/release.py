@@ -134,11 +134,8 @@ POINTS_HEADER = {"en": "   | module | topic | public points | graded later |",
 
 
 def _titles(unit, language: str) -> dict[str, str]:
-    """English topic title -> its translation in the unit's catalogue (none for English)."""
-    if language == "en":
-        return {}
-    po = i18n.catalogue(unit.path / "locale", i18n.UNIT_DOMAIN, language)
-    return i18n.read_po(po.read_text(encoding="utf-8")) if po.is_file() else {}
+    """English topic title -> its translation in the unit's catalogues (none for English)."""
+    return {} if language == "en" else i18n.unit_translations(unit.locale_dirs(), language)
 
 
 def points_table(unit, language: str = "en") -> str:
@@ -166,8 +163,9 @@ def build_student(unit, dst: Path) -> Path:
                 and rel.name != "unit.yaml" and str(rel) != _oral_exam_file(unit):
             _copy(path, dst / unit_rel / rel)
     (dst / unit_rel / "unit.yaml").write_text(public_manifest(unit))
-    for po in sorted((unit.path / "locale").rglob("*.po")):
+    for po in sorted(p for d in unit.locale_dirs() for p in d.rglob("*.po")):
         target = dst / unit_rel / po.relative_to(unit.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(public_catalogue(unit, po.read_text(encoding="utf-8")), encoding="utf-8")
     if _oral_exam_file(unit):
         (dst / unit_rel / _oral_exam_file(unit)).write_text(public_oral_exam(unit))

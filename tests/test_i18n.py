@@ -20,11 +20,13 @@ PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
 
 
 def _all_catalogues():
-    out = [(i18n.catalogue(i18n.ENGINE_LOCALE, i18n.ENGINE_DOMAIN, "zh"), catalogues.engine_messages())]
+    """Per part (the engine, the unit): (catalogue file, the messages it must translate) of
+    each of its catalogues; the unit has its own and one per topic (scripts/i18n.py splits them)."""
+    engine = [(i18n.catalogue(i18n.ENGINE_LOCALE, i18n.ENGINE_DOMAIN, "zh"), catalogues.engine_messages())]
     from autograder.unit.load import load_unit
     unit = load_unit("rnn_prehistory")
-    out.append((i18n.catalogue(unit.path / "locale", i18n.UNIT_DOMAIN, "zh"), catalogues.unit_messages(unit)))
-    return out
+    split = catalogues.by_catalogue(unit, catalogues.unit_messages(unit))
+    return [engine, [(i18n.catalogue(folder, i18n.UNIT_DOMAIN, "zh"), messages) for folder, messages in split.items()]]
 
 
 def test_the_catalogues_are_in_step_with_the_code():
@@ -35,15 +37,35 @@ def test_the_catalogues_are_in_step_with_the_code():
 
 @pytest.mark.parametrize("index", [0, 1], ids=["engine", "unit"])
 def test_every_message_has_a_chinese_translation_with_the_same_placeholders(index):
-    po, messages = _all_catalogues()[index]
-    translated = i18n.read_po(po.read_text(encoding="utf-8"))
+    for po, messages in _all_catalogues()[index]:
+        _check_translated(po, messages)
+
+
+def _check_translated(po, messages):
+    translated = i18n.read_po(po.read_text(encoding="utf-8")) if po.is_file() else {}
     missing = [m for m in messages if not translated.get(m)]
-    assert not missing, f"{len(missing)} untranslated in {po.name}, e.g. {missing[:5]}"
+    assert not missing, f"{len(missing)} untranslated in {po}, e.g. {missing[:5]}"
     wrong = [m for m in messages if sorted(set(PLACEHOLDER.findall(m))) != sorted(set(PLACEHOLDER.findall(translated[m])))]
     assert not wrong, f"placeholders differ: {wrong[:5]}"
     untranslated = [m for m in messages if not re.search(r"[\u4e00-\u9fff]", translated[m])
                     and re.search(r"[A-Za-z]{4,}", PLACEHOLDER.sub("", m))]
     assert not untranslated, f"translations without Chinese: {untranslated[:5]}"
+
+
+def test_a_topics_own_text_is_in_its_folders_catalogue():
+    """A text only one topic uses (its rubric's hint, its suite's message) travels with the
+    topic's folder; a text two topics use stays in the unit's catalogue."""
+    from autograder.unit.load import load_unit
+    unit = load_unit("rnn_prehistory")
+    split = catalogues.by_catalogue(unit, catalogues.unit_messages(unit))
+    hint = next(t.hint for t in unit.rubric.topic("bleu").tests if t.visibility == "hidden")
+    assert hint in split[unit.topic("bleu").folder / "locale"]
+    assert unit.signals_title in split[unit.path / "locale"]
+    shared = [text for text, wheres in catalogues.unit_messages(unit).items()
+              if len({catalogues.topic_of(unit, w) for w in wheres}) > 1]
+    assert shared and all(text in split[unit.path / "locale"] for text in shared)
+    bleu_po = i18n.catalogue(unit.topic("bleu").folder / "locale", i18n.UNIT_DOMAIN, "zh")
+    assert i18n.read_po(bleu_po.read_text(encoding="utf-8")).get(hint)
 
 
 def test_compiled_catalogues_read_back_through_the_standard_gettext():

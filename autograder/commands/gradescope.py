@@ -39,7 +39,7 @@ def run(args) -> int:
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
     unit = load_unit(args.assignment)
-    i18n.activate(args.lang, unit.path / "locale")        # what the student reads when nothing is graded
+    i18n.activate(args.lang, unit.locale_dirs())        # what the student reads when nothing is graded
     entry = submissions.from_upload(root / "submission", {t.module for t in unit.topics})
     if entry.status != "ok":
         print(f"nothing graded: {entry.status}: {entry.detail}")

@@ -141,7 +141,7 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     from autograder.isolation.sandbox import IsolationError, Sandbox
 
     started = started or time.perf_counter()
-    lang = i18n.activate(options.lang, unit.path / "locale")
+    lang = i18n.activate(options.lang, unit.locale_dirs())
     seed = submission_seed(unit, submission) if options.seed is None else options.seed
     topics = select_topics(unit, options.topics, options.tests)
     only = selected_tests(unit, options)

@@ -133,6 +133,10 @@ class Unit:
         return sorted(f for f in self.path.rglob("*") if f.is_file() and "__pycache__" not in f.parts
                       and self.is_secret(f.relative_to(self.path)))
 
+    def locale_dirs(self) -> list[Path]:
+        """The unit's gettext folders: its own (text several topics share) and each topic's."""
+        return [self.path / "locale"] + [t.folder / "locale" for t in self.topics if t.folder is not None]
+
     def stub_path(self, module: str) -> str:
         return f"{self.stubs}/{module}.py"
 
