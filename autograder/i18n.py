@@ -26,8 +26,8 @@ import io
 import os
 import struct
 import sys
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 
 LANGUAGES = ("en", "zh")
