@@ -35,7 +35,8 @@ def test_the_student_repository_has_no_secret_part(dist):
     # suite, oracle test, mutants and alternatives (the unit's `secret` patterns) do not.
     for topic in UNIT.topics:
         shipped = {n.removeprefix(f"{unit}/topics/{topic.id}/") for n in names if n.startswith(f"{unit}/topics/{topic.id}/")}
-        assert {n for n in shipped if n.split("/")[0] != "locale"} == {"topic.yaml", "rubric.yaml"}, (topic.id, shipped)
+        assert {n for n in shipped if n.split("/")[0] != "locale"} == {"__init__.py", "topic.yaml", "rubric.yaml"}, \
+            (topic.id, shipped)
     assert f"{unit}/lab/fault_lab.py" not in names and f"{unit}/lab/broken_primitives.py" not in names
     assert ".github/workflows/grade.yml" in names and ".github/workflows/test.yml" not in names
     rubric = (student / unit / "topics" / "bptt" / "rubric.yaml").read_text()
