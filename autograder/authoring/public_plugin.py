@@ -9,7 +9,7 @@ A unit's public tests ship with a conftest.py of a few lines that calls `install
 The fixtures are those the grader gives the same tests (grading/plugin.py): one per topic
 module of the unit, named after it, here the module itself, imported from the submission
 folder (`--submission=DIR`, default the stubs); `rng`, seeded; `report_extras`, a dict
-nobody reads. The modules are the unit's topics (unit.yaml), so the conftest lists none.
+nobody reads. The modules are the unit's topics (topics/*/topic.yaml), so the conftest lists none.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def install(parser, pluginmanager, unit: str | Path, stubs: Path) -> None:
     name = f"autograder_public_tests_{loaded.name}"
     if pluginmanager.has_plugin(name):       # this conftest read a second time (through a link to its folder)
         return
-    i18n.activate(None, loaded.path / "locale")
+    i18n.activate(None, loaded.locale_dirs())
     parser.addoption("--submission", default=str(stubs),
                      help=_("folder holding the topic modules (default: the stubs beside tests/)"))
     pluginmanager.register(plugin(name, [topic.module for topic in loaded.topics]), name)
