@@ -21,17 +21,6 @@ STUBS = REPO / "assignments" / "rnn_prehistory"
 UNIT = load_unit("rnn_prehistory")
 
 
-class _HiddenSuites:
-    """`HIDDEN_TESTS / "test_<topic>.py"`: that topic's hidden suite (topics/<topic>/test_hidden.py),
-    for the tests written when the suites shared one folder; new code calls `UNIT.test_file`."""
-
-    def __truediv__(self, name: str) -> Path:
-        return UNIT.test_file(name.removeprefix("test_").removesuffix(".py"), "hidden")
-
-
-HIDDEN_TESTS = _HiddenSuites()
-
-
 def make_submission(folder: Path, base: Path = SOLUTIONS, replace: dict | None = None,
                     files: dict | None = None) -> Path:
     """Copy the modules of `base` into `folder`, apply text edits, add or overwrite files."""

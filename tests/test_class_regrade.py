@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers import HIDDEN_TESTS, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, grade, make_submission, run_grader
+from helpers import MATRIX, REPO, SOLUTIONS, STUBS, UNIT, grade, make_submission, run_grader
 
 from autograder.reports.text import markdown
 
@@ -34,7 +34,7 @@ HOSTILE = (SOLUTIONS / "attention.py").read_text() + f'''
 import os as _os, signal as _signal
 _done = []
 for _try in (lambda: _os.kill(_os.getppid(), _signal.SIGKILL),
-             lambda: open({str(HIDDEN_TESTS / "test_bleu.py")!r}).read(),
+             lambda: open({str(UNIT.test_file("bleu", "hidden"))!r}).read(),
              lambda: open("/tmp/escaped-from-the-worker", "w").write("x")):
     try:
         _done.append(str(_try())[:80])
@@ -249,7 +249,7 @@ def test_names_of_class_files_and_wrapper_folders_are_graded_like_any_other(regr
 def test_a_hostile_submission_changes_nothing_else(regraded):
     rows, out = regraded["rows"], regraded["out"]
     assert rows["hal"]["status"] == "graded" and float(rows["hal"]["bptt"]) == UNIT.rubric.topic("bptt").points
-    hidden = (HIDDEN_TESTS / "test_bleu.py").read_text()[:80]
+    hidden = UNIT.test_file("bleu", "hidden").read_text()[:80]
     for path in out.rglob("*"):
         if path.is_file() and path.suffix in (".json", ".md", ".xml", ".yaml", ".csv", ".html"):
             assert hidden not in path.read_text(errors="replace"), path

@@ -53,7 +53,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers import HIDDEN_TESTS, REPO, SOLUTIONS, STUBS, UNIT, make_submission
+from helpers import REPO, SOLUTIONS, STUBS, UNIT, make_submission
 
 AS_ROOT = os.geteuid() == 0
 UID_BASE = 2_000_000_000                  # jailed uids (autograder.isolation.jail.UID_BASE)
@@ -74,7 +74,7 @@ def _distinctive_hidden_line() -> str:
     """A long code line of the bptt hidden suite: no string literal (failure messages do
     reach reports), not an import, and not in the public tests."""
     public = (STUBS / "tests" / "test_bptt.py").read_text()
-    lines = [s.strip() for s in (HIDDEN_TESTS / "test_bptt.py").read_text().splitlines()]
+    lines = [s.strip() for s in UNIT.test_file("bptt", "hidden").read_text().splitlines()]
     lines = [s for s in lines if s and not s.startswith(("#", "from ", "import ")) and not s.endswith((",", "("))
              and '"' not in s and "'" not in s and s not in public]
     return max(lines, key=len)

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 from harness import payload
-from helpers import HIDDEN_TESTS, SOLUTIONS, STUBS, UNIT, grade, make_submission, results_by_id
+from helpers import SOLUTIONS, STUBS, UNIT, grade, make_submission, results_by_id
 
 AS_ROOT = os.geteuid() == 0
 
@@ -82,7 +82,7 @@ def test_student_cannot_forge_the_score(tmp_path):
 
 
 def test_student_code_cannot_see_the_graders_secrets(tmp_path):
-    hidden_suite = HIDDEN_TESTS / "test_bptt.py"
+    hidden_suite = UNIT.test_file("bptt", "hidden")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
