@@ -10,6 +10,7 @@ its pieces one at a time (docs/AUTHORING.md says what each is):
     DIR/NAME/topics/doubling/rubric.yaml      points, visibility and hint of each test
     DIR/NAME/topics/doubling/test_hidden.py   the hidden test (compares with the reference)
     DIR/NAME/public/test_doubling.py    the public test (students run it)
+    DIR/NAME/public/conftest.py         plain `pytest public` gives the public test its fixtures (the stubs by default)
     DIR/NAME/helpers/__init__.py        the unit's own code, importable as autograder.units.NAME
     DIR/NAME/reference/doubler.py       the reference solution, the student's part between markers
     DIR/NAME/stubs/doubler.py           the stub students fill (`make stubs --assignment DIR/NAME` regenerates it)
@@ -57,6 +58,18 @@ def files(name: str) -> dict[str, str]:
         f"public/test_{TOPIC}.py": f"""
             def test_double_of_two({MODULE}):
                 assert {MODULE}.double(2.0) == 4.0, "double(2) should be 4"
+        """,
+        "public/conftest.py": """
+            from pathlib import Path
+
+            from autograder.authoring import public_plugin
+
+            UNIT = Path(__file__).resolve().parents[1]
+
+
+            def pytest_addoption(parser, pluginmanager):
+                # Fixtures named after the unit's modules, from --submission=DIR (default: the stubs).
+                public_plugin.install(parser, pluginmanager, unit=UNIT, stubs=UNIT / "stubs")
         """,
         "helpers/__init__.py": """
             SAMPLES = 5   # how many random inputs the hidden test draws

@@ -16,18 +16,6 @@ from autograder.authoring import public_plugin
 from autograder.commands.new_unit import scaffold
 from autograder.unit.load import load_unit
 
-CONFTEST = """
-from pathlib import Path
-
-from autograder.authoring import public_plugin
-
-UNIT = Path({unit!r})
-
-
-def pytest_addoption(parser, pluginmanager):
-    public_plugin.install(parser, pluginmanager, unit=UNIT, stubs=UNIT / "stubs")
-"""
-
 
 class PluginManager:
     """pytest's plugin manager, as far as `install` uses it."""
@@ -79,8 +67,7 @@ def test_inside_the_grader_the_plugin_stays_out():
 def test_a_conftest_naming_no_module_runs_a_new_units_public_tests(tmp_path):
     unit_dir = scaffold("plugin_unit", tmp_path)
     unit = load_unit(unit_dir)
-    public = unit.dirs["public_tests"]
-    (public / "conftest.py").write_text(CONFTEST.format(unit=str(unit_dir)))
+    public = unit.dirs["public_tests"]          # with the scaffold's conftest, which names no module
     right = tmp_path / "right"
     right.mkdir()
     for topic in unit.topics:
