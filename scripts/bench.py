@@ -30,6 +30,8 @@ from pathlib import Path
 
 import yaml
 
+from autograder.unit.load import load_unit
+
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "rnn_prehistory"
 STUBS = REPO / "assignments" / "rnn_prehistory"
@@ -113,14 +115,12 @@ def nbgrader_row(tmp: Path, runs: int) -> dict:
 
 def generated_class(root: Path, size: int) -> Path:
     """`size` submissions: the reference, the stubs and each mutant of the kill matrix, in turn."""
-    modules = {"bptt": "bptt", "gate_derivative": "gate_derivative", "gru_lstm_step": "gru_lstm",
-               "fault_injection": "fault_injection", "beam_attribution": "beam_search", "bleu": "bleu",
-               "attention": "attention", "causality": "causality", "inference_cost": "inference_cost"}
+    unit = load_unit("rnn_prehistory")
     variants = [("reference", SOLUTIONS, None), ("stubs", STUBS, None)]
-    for spec_file in sorted((REPO / "autograder" / "units" / "rnn_prehistory" / "topics").glob("*/mutants.yaml")):
-        spec = yaml.safe_load(spec_file.read_text())
+    for topic in unit.topics:
+        spec = yaml.safe_load((unit.path / "topics" / topic.id / "mutants.yaml").read_text())
         for m in spec.get("mutants", []):
-            variants.append((m["name"], SOLUTIONS, (f"{modules[spec['topic']]}.py", m["replace"])))
+            variants.append((m["name"], SOLUTIONS, (f"{topic.module}.py", m["replace"])))
     for i in range(size):
         name, base, edit = variants[i % len(variants)]
         folder = root / f"{i:03d}-{name}"
