@@ -59,7 +59,7 @@ test: lint $(VENV)/.installed-dev catalogues
 	$(CACHED) $(PY) -m pytest tests autograder/units -q -n $(TEST_JOBS) -m "not sweep"
 
 # ruff (pyflakes, syntax, bugbear, import order, pyupgrade) over the code, mypy over the engine,
-# and the import contracts of pyproject.toml (the engine's layers; tests/test_layering.py too).
+# and the import contracts of pyproject.toml (the engine's layers; tests/engine/test_layering.py too).
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check autograder scripts tests
 	$(VENV)/bin/mypy

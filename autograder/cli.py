@@ -107,9 +107,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    """The grader's process: `python -m autograder` and the `autograder` script."""
     limit_own_memory()
     stop_on_sigterm()
+    return run(argv)
+
+
+def run(argv=None) -> int:
+    """One command, in this process, which it leaves as it found it (no memory limit, no
+    signal handler: `main` sets those up for a process of its own). The repository's tests
+    call it in-process; argparse's errors raise SystemExit as they would on the command line."""
+    args = _parser().parse_args(argv)
     try:
         command = importlib.import_module(f"autograder.commands.{COMMANDS[args.command]}")
         return command.run(args)

@@ -6,7 +6,7 @@
 An edge is any `import` of a module of this package, at module level or inside a function
 (a lazy import still closes a cycle when it runs); importing a.b.c also imports the packages
 a and a.b, unless the importer is inside them (then they are loaded already). Imports under `if TYPE_CHECKING:` run never and are
-left out. tests/test_layering.py asserts that there is no cycle and that every import
+left out. tests/engine/test_layering.py asserts that there is no cycle and that every import
 inside a function of the engine says why it is there.
 """
 

@@ -1,5 +1,5 @@
 """Write docs/AUTHORING.md's tables of keys, of unit.yaml and of a topic's topic.yaml, from
-the schemas the loader enforces (`autograder.unit.model.MANIFEST_KEYS`, `TOPIC_KEYS`). `--check` only reports drift (tests/test_manifest.py)."""
+the schemas the loader enforces (`autograder.unit.model.MANIFEST_KEYS`, `TOPIC_KEYS`). `--check` only reports drift (tests/engine/test_manifest.py)."""
 
 from __future__ import annotations
 

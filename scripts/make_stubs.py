@@ -8,7 +8,7 @@ imports, given helpers) is kept as written.
 
 Stubs are bilingual: below each public function's docstring summary and each `# TODO:`
 comment comes its Chinese translation from the unit's catalogue (`make i18n` extracts those
-texts; a text without a translation gets no second line, and tests/test_i18n.py fails).
+texts; a text without a translation gets no second line, and tests/engine/test_i18n.py fails).
 
     python scripts/make_stubs.py [--assignment NAME|PATH]   # write the unit's stub folder
     python scripts/make_stubs.py --check                     # exit 1 when the committed stubs differ

@@ -1,33 +1,61 @@
-"""Fixtures shared by the repository's own tests."""
+"""Fixtures shared by the repository's own tests, and the order tests run in under xdist."""
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
-import pytest
-from helpers import REPO, SOLUTIONS, grade
+# One BLAS thread, as in the grader's own process (autograder/__main__.py): the tests grade in
+# this process too (helpers.run_in_process). Set before numpy loads.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import pytest  # noqa: E402
+from helpers import REPO, SOLUTIONS, grade  # noqa: E402
 
 # With pytest-xdist (`make test` runs `-n auto`), tests sharing a module or session fixture
 # should run in one process, or every process computes it (the kill matrix's batch run
 # takes half a minute). xdist's `--dist loadgroup` marks do not reach pytest 9's node ids,
 # so this scheduler groups instead: the tests of a file stay together, except in the
-# files of SPREAD, whose tests are independent and mostly wait (time limits, sleeps).
-SPREAD = {"tests/test_containment.py", "tests/test_sandbox.py"}
-# The files that take longest start first, so that no long one is left to run alone at the
-# end (xdist would otherwise start the files with the most tests first: the oracle files,
-# hundreds of tests in seconds). Seconds of one process, measured; the rest count as 0.
-SLOW_FILES = {"tests/test_class_regrade.py": 48, "tests/test_kill_matrix.py": 45, "tests/test_batch_intake.py": 25,
-              "tests/test_pr_grading.py": 24, "tests/test_grading.py": 11, "tests/test_nbgrader.py": 11,
-              "tests/test_journey.py": 50, "tests/test_release.py": 30, "tests/test_seed.py": 10,
-              "tests/test_feedback.py": 9, "tests/test_packaging.py": 8, "tests/test_evidence.py": 7}
-SLOW_SPREAD_TEST_S = 5      # a test of a SPREAD file: most take a few seconds, of waiting
+# files of SPREAD (wherever they sit under tests/), whose tests are independent and mostly
+# wait (time limits, sleeps): each of their tests is a unit of its own.
+SPREAD = {"test_containment.py", "test_sandbox.py"}
+# The longest units start first, so that no long one is left to run alone at the end (xdist
+# would otherwise start the files with the most tests first: the oracle files, hundreds of
+# tests in seconds). How long a unit takes is what it took in the previous run, kept in
+# DURATIONS (git-ignored, rewritten after every run). A unit not in it (a new file, a fresh
+# clone) is assumed long and starts first, in the order of FOLDERS: a class-scale end-to-end
+# file before a content sweep before a unit test.
+DURATIONS = REPO / ".pytest_durations"
+FOLDERS = ("e2e", "content", "containment", "engine")
 
 
 def _file(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def _expected_s(scope: str) -> float:
-    return SLOW_SPREAD_TEST_S if _file(scope) in SPREAD else SLOW_FILES.get(_file(scope), 0)
+def work_unit(nodeid: str) -> str:
+    return nodeid if Path(_file(nodeid)).name in SPREAD else _file(nodeid)
+
+
+def _read_durations() -> dict[str, float]:
+    try:
+        durations = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return {}
+    return durations if isinstance(durations, dict) else {}
+
+
+def start_order(units, durations: dict[str, float]) -> list:
+    """`units` (work unit ids) sorted to start: unknown ones first by folder, then the known
+    ones longest first. Stable: xdist's order among equals."""
+    def key(unit: str):
+        parts = Path(_file(unit)).parts
+        folder = FOLDERS.index(parts[1]) if len(parts) > 2 and parts[1] in FOLDERS else len(FOLDERS)
+        known = unit in durations
+        return (known, -durations.get(unit, 0.0) if known else folder)
+    return sorted(units, key=key)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -36,23 +64,42 @@ def pytest_xdist_make_scheduler(config, log):
         return None                      # an explicit other --dist is respected
     from xdist.scheduler import LoadScopeScheduling
 
-    class FilesTogether(LoadScopeScheduling):
+    class LongestFirst(LoadScopeScheduling):
         ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
-            return nodeid if _file(nodeid) in SPREAD else _file(nodeid)
+            return work_unit(nodeid)
 
         def _assign_work_unit(self, node) -> None:
-            # The queue is complete before the first unit is assigned: order it once, the
-            # longest units first (a stable sort: xdist's order among equals).
+            # The queue is complete before the first unit is assigned: order it once.
             if not self.ordered:
-                units = sorted(self.workqueue.items(), key=lambda unit: -_expected_s(unit[0]))
+                durations = _read_durations()
+                units = dict(self.workqueue)
                 self.workqueue.clear()
-                self.workqueue.update(units)
+                self.workqueue.update((unit, units[unit]) for unit in start_order(units, durations))
                 self.ordered = True
             super()._assign_work_unit(node)
 
-    return FilesTogether(config, log)
+    return LongestFirst(config, log)
+
+
+# --------------------------------------------------- the durations of this run, for the next
+_measured: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report) -> None:
+    # In the controller under xdist (the workers' reports arrive here), in the process itself without.
+    _measured[work_unit(report.nodeid)] = _measured.get(work_unit(report.nodeid), 0.0) + report.duration
+
+
+def pytest_sessionfinish(session) -> None:
+    if hasattr(session.config, "workerinput") or not _measured:
+        return                           # an xdist worker: the controller writes the file
+    durations = {**_read_durations(), **{unit: round(s, 2) for unit, s in _measured.items()}}
+    try:
+        DURATIONS.write_text(json.dumps(dict(sorted(durations.items())), indent=0) + "\n")
+    except OSError:
+        pass                             # a read-only checkout runs in the default order
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
+import io
 import json
 import os
 import re
@@ -77,17 +79,81 @@ def grade_class(root: Path, out: Path, plan: dict, *extra) -> dict:
     return scores
 
 
-# The tests read English reports whatever the machine's locale (tests/test_i18n.py sets its own).
+# The tests read English reports whatever the machine's locale (tests/engine/test_i18n.py sets its own).
 ENGLISH = {"LANGUAGE": "en"}
 
 
 def run_grader(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m autograder ARGS`: the command line itself, in a process of its own."""
     return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=REPO, capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, **ENGLISH, **(env or {})})
 
 
-def grade(submission: Path, out: Path, *extra, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
-    proc = run_grader("grade", submission, "--out", out, *extra, env=env)
+@contextlib.contextmanager
+def _as_the_command_line(args: list[str], env: dict):
+    """The environment, working folder and sys.argv of `python -m autograder ARGS` run from
+    the repository (the reports quote the command line), restored after."""
+    saved_env, saved_argv, saved_cwd = dict(os.environ), sys.argv, os.getcwd()
+    os.environ.update(env)
+    sys.argv = [str(REPO / "autograder" / "__main__.py"), *args]
+    os.chdir(REPO)
+    try:
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        sys.argv = saved_argv
+        os.environ.clear()
+        os.environ.update(saved_env)
+
+
+@contextlib.contextmanager
+def _without_assertion_rewriting():
+    """The suites the grader imports are its own business: this pytest's assertion rewriting
+    (an import hook) must not rewrite them, as it never does in a grader of its own."""
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    hooks = [finder for finder in sys.meta_path if isinstance(finder, AssertionRewritingHook)]
+    sys.meta_path[:] = [finder for finder in sys.meta_path if finder not in hooks]
+    try:
+        yield
+    finally:
+        sys.meta_path[:0] = hooks
+
+
+def run_in_process(*args, env: dict | None = None) -> subprocess.CompletedProcess:
+    """What `run_grader(*args)` does, with the grader's side in this process
+    (`autograder.cli.run`: no interpreter to start, no import to repeat; student code still
+    runs only in the worker processes the grader forks). Output, exit status, environment,
+    the language of `_` and the import hooks are the command line's and are restored after.
+    The grader keeps what it imported, as a batch job does between submissions."""
+    from autograder import cli, i18n
+
+    argv = [str(a) for a in args]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    language = i18n._active, i18n._language
+    with _as_the_command_line(argv, {**ENGLISH, **(env or {})}), _without_assertion_rewriting(), \
+            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = cli.run(argv)
+        except SystemExit as exc:          # argparse's errors
+            code = exc.code if isinstance(exc.code, int) else 2
+        finally:
+            i18n._active, i18n._language = language
+    return subprocess.CompletedProcess(["python", "-m", "autograder", *argv], code,
+                                       stdout.getvalue(), stderr.getvalue())
+
+
+def grade(submission: Path, out: Path, *extra, env: dict | None = None,
+          command_line: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
+    """`grade SUBMISSION --out OUT EXTRA...` and its score.json ({} if none was written). In
+    this process (`run_in_process`), except where the command line is the subject
+    (`command_line`: its exit status, its output) and for a unit given by path (the grader
+    registers a unit's package under its name once per process; the tests make many units
+    of one name)."""
+    if command_line or "--assignment" in map(str, extra):
+        proc = run_grader("grade", submission, "--out", out, *extra, env=env)
+    else:
+        proc = run_in_process("grade", submission, "--out", out, *extra, env=env)
     score_file = out / "score.json"
     score = json.loads(score_file.read_text()) if score_file.exists() else {}
     return proc, score

@@ -39,7 +39,7 @@ class Limits:
 # The manifest's schema: every key `unit.yaml` may hold, with its meaning. `load` refuses
 # any other key (naming the nearest valid one: a misspelt `hiden_helpers` would otherwise
 # leave the oracles out silently), and docs/AUTHORING.md's table of keys is written from
-# this dict by scripts/make_authoring_table.py (tests/test_manifest.py checks for drift).
+# this dict by scripts/make_authoring_table.py (tests/engine/test_manifest.py checks for drift).
 MANIFEST_KEYS = {
     "name": "the unit's id, a Python identifier (default: the folder's name)",
     "title": "the unit's title, in reports",

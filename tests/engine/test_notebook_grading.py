@@ -1,5 +1,5 @@
 """grade_cell, the call in every test cell of the nbgrader notebooks, without nbgrader (the
-round trip with real nbgrader is in tests/test_nbgrader.py, run by `make sweep`): a topic
+round trip with real nbgrader is in tests/e2e/test_nbgrader.py, run by `make sweep`): a topic
 is graded once for the same code, and kernels that come after read that grading from a
 folder only the user may write."""
 

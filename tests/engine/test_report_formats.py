@@ -1,5 +1,5 @@
 """What every report format says, checked on one result in-process (end to end in
-tests/test_pr_grading.py):
+tests/e2e/test_pr_grading.py):
 
 - junit.xml validates against the junit-10 XSD of Jenkins' xUnit plugin (tests/junit-10.xsd);
 - the instructor's hidden-detail level holds in every format: at "total" no hidden test's
@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 import xmlschema
+from helpers import REPO
 
 from autograder import reports
 from autograder.grading.score import GradeResult, TestOutcome, TopicResult
 from autograder.reports import gradescope_results, junit, markdown, score_json
 
-JUNIT_XSD = Path(__file__).parent / "junit-10.xsd"
+JUNIT_XSD = REPO / "tests" / "junit-10.xsd"
 HIDDEN_NAMES = ("test_hidden_secret_value", "test_hidden_secret_shape")
 HIDDEN_MESSAGE = "expected 0.25 from min(ref_lens, key=lambda r: (abs(r - c), r))"
 HIDDEN_HINT = "the closest reference length, the shorter one on a tie"
@@ -139,10 +140,12 @@ def test_grade_says_why_it_exits_1_under_a_pass_mark(tmp_path):
     from helpers import STUBS, grade
 
     for extra in ((), ("--quiet",)):
-        proc, score = grade(STUBS, tmp_path / "out", "--suite", "public", "--topic", "bptt", "--fail-under", "50", *extra)
+        proc, score = grade(STUBS, tmp_path / "out", "--suite", "public", "--topic", "bptt", "--fail-under", "50", *extra,
+                            command_line=True)
         assert proc.returncode == 1, proc.stderr
         assert "Below the pass mark: 0% of the points, 50% needed." in proc.stdout, proc.stdout
         assert score["pass_mark"] == {"percent": 50.0, "reached": False}
         assert "Below the pass mark" in (tmp_path / "out" / "score.md").read_text()
-    proc, score = grade(STUBS, tmp_path / "out", "--suite", "public", "--topic", "bptt", "--fail-under", "0")
+    proc, score = grade(STUBS, tmp_path / "out", "--suite", "public", "--topic", "bptt", "--fail-under", "0",
+                        command_line=True)
     assert proc.returncode == 0 and "Pass mark reached: 0% of the points, 0% needed." in proc.stdout, proc.stdout

@@ -18,14 +18,13 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import xmlschema
 import yaml
-from helpers import MATRIX, SOLUTIONS, UNIT, borrowed_venv
+from helpers import MATRIX, REPO, SOLUTIONS, UNIT, borrowed_venv
 
-JUNIT_XSD = Path(__file__).parent / "junit-10.xsd"
+JUNIT_XSD = REPO / "tests" / "junit-10.xsd"
 SECRET = "fake-deploy-key-7c1e9b"
 # The row maximum taken over the padding too (a kill-matrix mutant): it fails a hidden test
 # without a diagnosis, so its rubric hint is what the "hints" level adds to "tests".

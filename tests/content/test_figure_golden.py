@@ -4,10 +4,10 @@ shape drawing must show up here before a student sees a broken figure (pyproject
 Pillow's major version; raising it means looking at this test's diff first).
 
 Each figure is drawn from fixed data (no grading, no seed) and compared pixel by pixel with
-tests/golden/<name>.png: at most 0.5 % of the pixels may differ by more than 48 levels in a
+tests/content/golden/<name>.png: at most 0.5 % of the pixels may differ by more than 48 levels in a
 channel (anti-aliasing and font hinting move edges by a pixel), and the mean difference
 must stay under 2 levels. After an intended change of a figure, rewrite the goldens with
-`python tests/test_figure_golden.py --update` and look at them."""
+`python tests/content/test_figure_golden.py --update` and look at them."""
 
 from __future__ import annotations
 

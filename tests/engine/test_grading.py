@@ -77,7 +77,7 @@ def test_reports_agree_with_score_json(reference_score, tmp_path):
 
 
 def test_exit_codes(tmp_path):
-    proc, score = grade(STUBS, tmp_path / "a", "--fail-under", "50", "--topic", "bptt")
+    proc, score = grade(STUBS, tmp_path / "a", "--fail-under", "50", "--topic", "bptt", command_line=True)
     assert proc.returncode == 1 and score["earned"] == 0
     proc = run_grader("grade", tmp_path / "does-not-exist", "--out", tmp_path / "b")
     assert proc.returncode == 2 and "does not exist" in proc.stderr
