@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -87,6 +88,33 @@ def run_grader(*args, env: dict | None = None, timeout: float = 120) -> subproce
     """`python -m autograder ARGS`: the command line itself, in a process of its own."""
     return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=REPO, capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, **ENGLISH, **(env or {})})
+
+
+class Background:
+    """`run_grader(*args)` started now, in a process of its own; `result()` waits for it. The
+    tests grade in this process meanwhile (its output goes to files: no pipe to fill)."""
+
+    def __init__(self, *args, env: dict | None = None, timeout: float = 1200):
+        self.timeout = timeout
+        self.output = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograder", *map(str, args)], cwd=REPO, text=True,
+                                     stdout=self.output[0], stderr=self.output[1],
+                                     env={**os.environ, **ENGLISH, **(env or {})})
+
+    def result(self) -> subprocess.CompletedProcess:
+        try:
+            self.proc.wait(timeout=self.timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        texts = []
+        for f in self.output:
+            f.seek(0)
+            texts.append(f.read())
+            f.close()
+        stdout, stderr = texts
+        return subprocess.CompletedProcess(self.proc.args, self.proc.returncode, stdout, stderr)
 
 
 @contextlib.contextmanager
