@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+ and make):
 #   make grade [SUBMISSION=DIR]   grade the stubs (or DIR) and write reports/
 #   make test                     the repository's own test suite (installs the dev extras)
-#   make sweep                    the long sweeps: seeds, the nbgrader round trip, containment as root (CI runs them after make test)
+#   make sweep                    the long sweeps: seeds, the nbgrader round trip, a class of 40, containment as root (CI runs them after make test)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -18,7 +18,7 @@ help:
 	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
 	@echo "make test     make lint, then the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
 	@echo "make lint     ruff, mypy and the import contracts (lint-imports)"
-	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, the nbgrader round trip, containment as root"
+	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, the nbgrader round trip, a class of 40 regraded, containment as root"
 	@echo "make stubs    regenerate assignments/ from solutions/"
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
@@ -53,8 +53,9 @@ CACHED := env -u PYTHONDONTWRITEBYTECODE
 grade: $(VENV)/.installed-base catalogues
 	$(CACHED) $(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
 
-# On TEST_JOBS processes; tests/conftest.py decides which tests must share one. `make lint`
-# first: a lint or type error stops the run before the tests start.
+# On TEST_JOBS processes; tests/conftest.py decides which tests must share one and starts the
+# longest first (what each took last time: .pytest_durations). `make lint` first: a lint or
+# type error stops the run before the tests start.
 test: lint $(VENV)/.installed-dev catalogues
 	$(CACHED) $(PY) -m pytest tests autograder/units -q -n $(TEST_JOBS) -m "not sweep"
 

@@ -1,6 +1,7 @@
 """Regrading a class as an instructor does: a generated class of 40 submissions in every
 shape they arrive in, graded by `batch --jobs 2`; shards merged into the same class file;
-the class report; Gradescope's run_autograder on a simulated /autograder layout.
+the class report; Gradescope's run_autograder on a simulated /autograder layout. The
+class of 40 is graded in `make sweep` (CLASS_SCALE), the rest in `make test`.
 
 Every student's row must be what grading the same files alone gives (the alone gradings
 run once per distinct content: the same files get the same seed, so the same score)."""
@@ -176,6 +177,13 @@ def _rows(path: Path) -> dict[str, dict]:
     return {r["submission"]: r for r in csv.DictReader(io.StringIO(path.read_text()))}
 
 
+# The 40 submissions are graded in `make sweep` (CI runs it after `make test`): the class
+# costs about 30 s of CPU and a minute on two cores (its hangs wait out their time limits),
+# a quarter of `make test`'s budget. Batch, shards, merge and Gradescope are graded in
+# `make test` by the tests below without it, and by tests/e2e/test_batch_intake.py.
+CLASS_SCALE = pytest.mark.sweep
+
+
 @pytest.fixture(scope="module")
 def regraded(tmp_path_factory, dist):
     tmp = tmp_path_factory.mktemp("regrade")
@@ -193,6 +201,7 @@ def regraded(tmp_path_factory, dist):
     return {"key": key, "out": out, "rows": _rows(out / "class.csv"), "alone": scores, "stdout": proc.stdout}
 
 
+@CLASS_SCALE
 def test_every_student_gets_what_grading_alone_gives(regraded):
     rows, key, alone = regraded["rows"], regraded["key"], regraded["alone"]
     assert set(rows) == set(key)
@@ -212,6 +221,7 @@ def test_every_student_gets_what_grading_alone_gives(regraded):
     assert 0 < float(rows["syd"]["earned"]) < total and rows["syd"]["bptt"] == "0.0"
 
 
+@CLASS_SCALE
 def test_identical_copies_get_identical_scores(regraded):
     rows = regraded["rows"]
     same = ("seed", "earned") + tuple(t.id for t in UNIT.topics)
@@ -224,6 +234,7 @@ def test_identical_copies_get_identical_scores(regraded):
     assert json.loads(json.dumps(a).replace("copy-a/", "copy-b/")) == b
 
 
+@CLASS_SCALE
 def test_what_is_not_graded_says_why_and_a_hang_costs_only_its_row(regraded):
     rows = regraded["rows"]
     assert rows["hank"]["status"] == "timeout" and str(TIMEOUT_S) in rows["hank"]["detail"]
@@ -234,6 +245,7 @@ def test_what_is_not_graded_says_why_and_a_hang_costs_only_its_row(regraded):
     assert "[40/40]" in regraded["stdout"]
 
 
+@CLASS_SCALE
 def test_names_of_class_files_and_wrapper_folders_are_graded_like_any_other(regraded):
     rows, out = regraded["rows"], regraded["out"]
     assert rows["class.csv"]["status"] == rows["class.html"]["status"] == rows["lee"]["status"] == "graded"
@@ -243,6 +255,7 @@ def test_names_of_class_files_and_wrapper_folders_are_graded_like_any_other(regr
     assert (out / "class.csv").is_file() and (out / "class.html").is_file()
 
 
+@CLASS_SCALE
 def test_a_hostile_submission_changes_nothing_else(regraded):
     rows, out = regraded["rows"], regraded["out"]
     assert rows["hal"]["status"] == "graded" and float(rows["hal"]["bptt"]) == UNIT.rubric.topic("bptt").points
@@ -253,6 +266,7 @@ def test_a_hostile_submission_changes_nothing_else(regraded):
     assert not Path("/tmp/escaped-from-the-worker").exists()
 
 
+@CLASS_SCALE
 def test_tamper_flags_name_the_changed_file_of_a_clone(regraded):
     rows = regraded["rows"]
     assert rows["tom"]["tampered"] == f"{UNIT.stubs}/tests/test_bleu.py"
@@ -270,6 +284,7 @@ class _Tags(html.parser.HTMLParser):
         self.tags.add(tag)
 
 
+@CLASS_SCALE
 def test_the_class_report_shows_what_to_reteach(regraded):
     out, rows = regraded["out"], regraded["rows"]
     md = (out / "class.md").read_text()
@@ -389,6 +404,7 @@ def test_the_roster_of_the_regrade_workflow_is_read_strictly(tmp_path):
         fetch_class.read_roster(roster)
 
 
+@CLASS_SCALE
 def test_an_archive_is_graded_from_files_kept_beside_its_reports(regraded):
     out = regraded["out"]
     kept = out / "students" / "ivan" / "unpacked"
