@@ -1,0 +1,77 @@
+"""The harness the repository's tests run in: gradings in the test's own process
+(helpers.run_in_process, through autograder.cli.run) give what the command line gives and
+leave the process as they found it; the xdist order (tests/scheduling.py) starts the
+longest work first and keeps the tests of a file together."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sys
+
+from helpers import MATRIX, REPO, STUBS, grade, make_submission, run_in_process
+from scheduling import read_durations, start_order, work_unit, write_durations
+
+from autograder import i18n
+
+
+def _process_state() -> dict:
+    return {"memory limit": resource.getrlimit(resource.RLIMIT_AS), "SIGTERM": signal.getsignal(signal.SIGTERM),
+            "environment": dict(os.environ), "cwd": os.getcwd(), "argv": list(sys.argv),
+            "import hooks": list(sys.meta_path), "language": (i18n._active, i18n._language)}
+
+
+def test_a_grading_in_process_leaves_the_process_as_it_found_it(tmp_path):
+    before = _process_state()
+    proc = run_in_process("grade", STUBS, "--out", tmp_path / "out", "--topic", "bptt", "--lang", "zh",
+                          env={"GRADER_SECRET": "x"})
+    assert proc.returncode == 0, proc.stderr
+    assert "总计" in proc.stdout and (tmp_path / "out" / "score.json").is_file()
+    assert _process_state() == before
+    bad = run_in_process("grade", "--bogus-flag")                 # argparse's exit, caught
+    assert bad.returncode == 2 and "--bogus-flag" in bad.stderr
+    assert _process_state() == before
+
+
+def test_a_grading_in_process_gives_what_the_command_line_gives(tmp_path):
+    mutant = MATRIX["bptt"]["mutants"][0]
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [tuple(e) for e in mutant["replace"]]})
+    (_, alone), (proc, here) = (grade(sub, tmp_path / name, "--topic", "bptt", command_line=name == "cli")
+                                for name in ("cli", "here"))
+    assert proc.returncode == 0, proc.stderr
+    for score in (alone, here):
+        score.pop("duration_s")
+    assert 0 < here["earned"] < here["possible"]
+    assert json.dumps(here).replace(str(tmp_path / "here"), "OUT") == json.dumps(alone).replace(str(tmp_path / "cli"), "OUT")
+
+
+def test_the_tests_of_a_file_share_a_unit_except_in_the_spread_files():
+    assert work_unit("tests/e2e/test_journey.py::test_x[total]") == "tests/e2e/test_journey.py"
+    for spread in ("tests/test_sandbox.py::test_y", "tests/containment/test_containment.py::test_z[unprivileged]"):
+        assert work_unit(spread) == spread
+
+
+def test_unknown_units_start_first_by_folder_then_the_longest_known():
+    units = ["tests/engine/test_a.py", "tests/content/test_b.py", "tests/e2e/test_c.py", "tests/test_oracle_d.py",
+             "tests/engine/test_slow.py", "tests/content/test_quick.py", "tests/e2e/test_new.py"]
+    durations = {"tests/engine/test_slow.py": 40.0, "tests/content/test_quick.py": 1.0, "tests/engine/test_a.py": 3.0,
+                 "tests/content/test_b.py": 3.0, "tests/test_oracle_d.py": 2.0}
+    assert start_order(units, durations) == [
+        "tests/e2e/test_c.py", "tests/e2e/test_new.py",                    # unknown: the e2e folder first
+        "tests/engine/test_slow.py", "tests/engine/test_a.py", "tests/content/test_b.py",   # equals keep their order
+        "tests/test_oracle_d.py", "tests/content/test_quick.py"]
+    assert start_order(units[:4], {}) == ["tests/e2e/test_c.py", "tests/content/test_b.py", "tests/engine/test_a.py",
+                                          "tests/test_oracle_d.py"]
+
+
+def test_the_durations_of_a_run_are_merged_into_the_file(tmp_path):
+    path = tmp_path / "durations"
+    assert read_durations(path) == {}
+    path.write_text("not json")
+    assert read_durations(path) == {}
+    write_durations(path, {"a": 1.234, "b": 2.0})
+    write_durations(path, {"b": 5.0})
+    assert read_durations(path) == {"a": 1.23, "b": 5.0}
+    assert ".pytest_durations" in (REPO / ".gitignore").read_text().splitlines()      # never committed

@@ -1,0 +1,62 @@
+"""The order the repository's tests start in under pytest-xdist (tests/conftest.py's scheduler).
+
+Tests sharing a module or session fixture should run in one process, or every process
+computes it (the kill matrix's batch run takes half a minute): the tests of a file form one
+work unit, except in the files of SPREAD (wherever they sit under tests/), whose tests are
+independent and mostly wait (time limits, sleeps): each of their tests is a unit of its own.
+
+The longest units start first, so that no long one is left to run alone at the end (xdist
+would otherwise start the files with the most tests first: the oracle files, hundreds of
+tests in seconds). How long a unit takes is what it took in the previous run, kept in
+DURATIONS (git-ignored, rewritten after every run). A unit not in it (a new file, a fresh
+clone) is assumed long and starts first, in the order of FOLDERS: a class-scale end-to-end
+file before a content sweep before a unit test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SPREAD = {"test_containment.py", "test_sandbox.py"}
+FOLDERS = ("e2e", "content", "containment", "engine")
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit a test runs in: its file, or itself in a file of SPREAD."""
+    return nodeid if Path(_file(nodeid)).name in SPREAD else _file(nodeid)
+
+
+def start_order(units, durations: dict[str, float]) -> list[str]:
+    """`units` sorted to start: unknown ones first by folder, then the known ones longest
+    first. Stable: xdist's order among equals."""
+    def key(unit: str):
+        parts = Path(_file(unit)).parts       # tests/<folder>/test_x.py
+        folder = FOLDERS.index(parts[1]) if len(parts) > 2 and parts[1] in FOLDERS else len(FOLDERS)
+        known = unit in durations
+        return (known, -durations[unit] if known else folder)
+    return sorted(units, key=key)
+
+
+def read_durations(path: Path) -> dict[str, float]:
+    """The seconds each unit took in the previous run; {} when there is no usable file."""
+    try:
+        durations = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(durations, dict):
+        return {}
+    return {unit: float(s) for unit, s in durations.items() if isinstance(s, (int, float))}
+
+
+def write_durations(path: Path, measured: dict[str, float]) -> None:
+    """Merge this run's `measured` seconds into the file (units not run keep theirs)."""
+    durations = {**read_durations(path), **{unit: round(s, 2) for unit, s in measured.items()}}
+    try:
+        path.write_text(json.dumps(dict(sorted(durations.items())), indent=0) + "\n")
+    except OSError:
+        pass                             # a read-only checkout runs in the default order
