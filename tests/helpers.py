@@ -135,6 +135,23 @@ def _as_the_command_line(args: list[str], env: dict):
 
 
 @contextlib.contextmanager
+def _reference_modules_forgotten():
+    """The grader imports the unit's reference modules by their top-level names (`import
+    bptt`) from a folder it puts on sys.path, as a process of its own would. Those names are
+    this test process's too (the oracle tests import the solutions so): forget them after."""
+    saved_path, known = list(sys.path), set(sys.modules)
+    try:
+        yield
+    finally:
+        added = [os.path.join(folder, "") for folder in sys.path if folder not in saved_path]
+        sys.path[:] = saved_path
+        for name in set(sys.modules) - known:
+            where = getattr(sys.modules[name], "__file__", None) or ""
+            if "." not in name and any(where.startswith(folder) for folder in added):
+                del sys.modules[name]
+
+
+@contextlib.contextmanager
 def _without_assertion_rewriting():
     """The suites the grader imports are its own business: this pytest's assertion rewriting
     (an import hook) must not rewrite them, as it never does in a grader of its own."""
@@ -152,15 +169,16 @@ def run_in_process(*args, env: dict | None = None) -> subprocess.CompletedProces
     """What `run_grader(*args)` does, with the grader's side in this process
     (`autograder.cli.run`: no interpreter to start, no import to repeat; student code still
     runs only in the worker processes the grader forks). Output, exit status, environment,
-    the language of `_` and the import hooks are the command line's and are restored after.
-    The grader keeps what it imported, as a batch job does between submissions."""
+    the language of `_`, sys.path and the import hooks are the command line's and are
+    restored after. The grader keeps the packages it imported (the suites, numpy, pytest),
+    as a batch job does between submissions."""
     from autograder import cli, i18n
 
     argv = [str(a) for a in args]
     stdout, stderr = io.StringIO(), io.StringIO()
     language = i18n._active, i18n._language
     with _as_the_command_line(argv, {**ENGLISH, **(env or {})}), _without_assertion_rewriting(), \
-            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            _reference_modules_forgotten(), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
             code = cli.run(argv)
         except SystemExit as exc:          # argparse's errors

@@ -11,7 +11,7 @@ import resource
 import signal
 import sys
 
-from helpers import MATRIX, REPO, STUBS, grade, make_submission, run_in_process
+from helpers import MATRIX, REPO, SOLUTIONS, UNIT, grade, make_submission, run_in_process
 from scheduling import read_durations, start_order, work_unit, write_durations
 
 from autograder import i18n
@@ -20,12 +20,13 @@ from autograder import i18n
 def _process_state() -> dict:
     return {"memory limit": resource.getrlimit(resource.RLIMIT_AS), "SIGTERM": signal.getsignal(signal.SIGTERM),
             "environment": dict(os.environ), "cwd": os.getcwd(), "argv": list(sys.argv),
-            "import hooks": list(sys.meta_path), "language": (i18n._active, i18n._language)}
+            "import hooks": list(sys.meta_path), "language": (i18n._active, i18n._language),
+            "sys.path": list(sys.path), "reference modules": {t.module: sys.modules.get(t.module) for t in UNIT.topics}}
 
 
 def test_a_grading_in_process_leaves_the_process_as_it_found_it(tmp_path):
     before = _process_state()
-    proc = run_in_process("grade", STUBS, "--out", tmp_path / "out", "--topic", "bptt", "--lang", "zh",
+    proc = run_in_process("grade", SOLUTIONS, "--out", tmp_path / "out", "--topic", "bptt", "--lang", "zh",
                           env={"GRADER_SECRET": "x"})
     assert proc.returncode == 0, proc.stderr
     assert "总计" in proc.stdout and (tmp_path / "out" / "score.json").is_file()
