@@ -1,9 +1,10 @@
 """The order the repository's tests start in under pytest-xdist (tests/conftest.py's scheduler).
 
-Tests sharing a module or session fixture should run in one process, or every process
-computes it (the kill matrix's batch run takes half a minute): the tests of a file form one
-work unit, except in the files of SPREAD (wherever they sit under tests/), whose tests are
-independent and mostly wait (time limits, sleeps): each of their tests is a unit of its own.
+Tests sharing a module fixture should run in one process, or every process computes it
+(the kill matrix's batch run takes half a minute): the tests of a file form one work unit,
+except in the folders of SPREAD (tests/containment/), whose tests are independent and mostly
+wait (time limits, sleeps): each of their tests is a unit of its own. (Their session
+fixtures, the copy of the checkout that `nobody` grades, are made once per process anyway.)
 
 The longest units start first, so that no long one is left to run alone at the end (xdist
 would otherwise start the files with the most tests first: the oracle files, hundreds of
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-SPREAD = {"test_containment.py", "test_sandbox.py"}
+SPREAD = {"containment"}
 FOLDERS = ("e2e", "content", "containment", "engine")
 
 
@@ -27,8 +28,8 @@ def _file(nodeid: str) -> str:
 
 
 def work_unit(nodeid: str) -> str:
-    """The unit a test runs in: its file, or itself in a file of SPREAD."""
-    return nodeid if Path(_file(nodeid)).name in SPREAD else _file(nodeid)
+    """The unit a test runs in: its file, or itself in a folder of SPREAD."""
+    return nodeid if SPREAD & set(Path(_file(nodeid)).parent.parts) else _file(nodeid)
 
 
 def start_order(units, durations: dict[str, float]) -> list[str]:
@@ -54,8 +55,10 @@ def read_durations(path: Path) -> dict[str, float]:
 
 
 def write_durations(path: Path, measured: dict[str, float]) -> None:
-    """Merge this run's `measured` seconds into the file (units not run keep theirs)."""
+    """Merge this run's `measured` seconds into the file: units not run keep theirs, units
+    whose file is gone (relative to the file's folder, the repository) are dropped."""
     durations = {**read_durations(path), **{unit: round(s, 2) for unit, s in measured.items()}}
+    durations = {unit: s for unit, s in durations.items() if (path.parent / _file(unit)).is_file()}
     try:
         path.write_text(json.dumps(dict(sorted(durations.items())), indent=0) + "\n")
     except OSError:

@@ -48,9 +48,10 @@ def test_a_grading_in_process_gives_what_the_command_line_gives(tmp_path):
     assert json.dumps(here).replace(str(tmp_path / "here"), "OUT") == json.dumps(alone).replace(str(tmp_path / "cli"), "OUT")
 
 
-def test_the_tests_of_a_file_share_a_unit_except_in_the_spread_files():
+def test_the_tests_of_a_file_share_a_unit_except_in_the_spread_folders():
     assert work_unit("tests/e2e/test_journey.py::test_x[total]") == "tests/e2e/test_journey.py"
-    for spread in ("tests/test_sandbox.py::test_y", "tests/containment/test_containment.py::test_z[unprivileged]"):
+    assert work_unit("tests/e2e/test_containment_like.py::test_x") == "tests/e2e/test_containment_like.py"
+    for spread in ("tests/containment/test_sandbox.py::test_y", "tests/containment/test_attacks.py::test_z[unprivileged]"):
         assert work_unit(spread) == spread
 
 
@@ -72,7 +73,10 @@ def test_the_durations_of_a_run_are_merged_into_the_file(tmp_path):
     assert read_durations(path) == {}
     path.write_text("not json")
     assert read_durations(path) == {}
-    write_durations(path, {"a": 1.234, "b": 2.0})
-    write_durations(path, {"b": 5.0})
-    assert read_durations(path) == {"a": 1.23, "b": 5.0}
+    for name in ("test_a.py", "test_b.py", "test_gone.py"):
+        (tmp_path / name).touch()
+    write_durations(path, {"test_a.py": 1.234, "test_b.py::t[1]": 2.0, "test_gone.py": 3.0})
+    (tmp_path / "test_gone.py").unlink()
+    write_durations(path, {"test_b.py::t[1]": 5.0})
+    assert read_durations(path) == {"test_a.py": 1.23, "test_b.py::t[1]": 5.0}
     assert ".pytest_durations" in (REPO / ".gitignore").read_text().splitlines()      # never committed
