@@ -5,7 +5,7 @@ import os
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import STUBS, UNIT, grade, make_submission, run_grader
+from helpers import STUBS, UNIT, grade, make_submission, run_grader, run_in_process
 
 from autograder import reports
 from autograder.grading.score import GradeResult
@@ -138,7 +138,7 @@ def test_batch_grades_a_class(tmp_path):
     make_submission(root / "alice")
     make_submission(root / "bob", base=STUBS)
     (root / "carol").mkdir()
-    proc = run_grader("batch", root, "--out", tmp_path / "out", "--jobs", "2", "--topic", "bptt")
+    proc = run_in_process("batch", root, "--out", tmp_path / "out", "--jobs", "2", "--topic", "bptt")
     assert proc.returncode == 0, proc.stderr
     rows = (tmp_path / "out" / "class.csv").read_text().splitlines()
     assert rows[0].startswith("submission,earned,possible,status")
@@ -147,7 +147,7 @@ def test_batch_grades_a_class(tmp_path):
     assert float(by_name["alice"][1]) == full and by_name["bob"][1] == "0.0"
     assert by_name["bob"][3] == "not_implemented"
     assert by_name["carol"][1] == "" and by_name["carol"][3] == "missing"    # no module file: not a 0
-    proc = run_grader("batch", root, "--out", tmp_path / "out2", "--shard", "2/2", "--topic", "bptt")
+    proc = run_in_process("batch", root, "--out", tmp_path / "out2", "--shard", "2/2", "--topic", "bptt")
     assert (tmp_path / "out2" / "class.shard2of2.csv").read_text().count("\n") == 2   # header + bob
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
-from helpers import SOLUTIONS, UNIT, grade, make_submission, run_grader
+from helpers import SOLUTIONS, UNIT, grade, make_submission, run_in_process
 
 from autograder.grading.seed import submission_seed
 
@@ -44,7 +44,7 @@ def test_class_csv_records_each_submission_seed(tmp_path):
     make_submission(root / "alice")
     bob = make_submission(root / "bob")
     (bob / "attention.py").write_text((bob / "attention.py").read_text() + "\n# bob's copy\n")
-    proc = run_grader("batch", root, "--out", tmp_path / "out", "--jobs", "1", "--topic", "attention")
+    proc = run_in_process("batch", root, "--out", tmp_path / "out", "--jobs", "1", "--topic", "attention")
     assert proc.returncode == 0, proc.stderr
     rows = {r["submission"]: r for r in csv.DictReader((tmp_path / "out" / "class.csv").open())}
     for name in ("alice", "bob"):
