@@ -1,7 +1,7 @@
 """Write the README's table of topics (module, what, points) from the unit's topic folders:
 each row is a topic's `module` and `summary` (topics/<topic>/topic.yaml) and its rubric's
 points, so adding a topic never means editing the README by hand. `--check` only reports
-drift (tests/test_rubric.py)."""
+drift (tests/content/test_rubric.py)."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ from autograder.units.rnn_prehistory.raster import Figure, nice_ticks
 
 PLOT_SIZE_IN, PLOT_DPI = (16.0, 8.8), 100      # 1600 x 880 pixels
 # The lab's settings, restated: lab/fault_lab.py is not shipped to students, this module is
-# (a public-only run draws the figure too). tests/test_evidence.py checks they agree.
+# (a public-only run draws the figure too). tests/content/test_evidence.py checks they agree.
 TAU, T_STEPS = 5.0, 100
 METADATA_KEY = "Panels"                         # PNG text chunk: json of the panels
 

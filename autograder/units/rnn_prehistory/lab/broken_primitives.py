@@ -14,7 +14,7 @@ inline, or looks for a swapped attribute, does not.
 Each body is one line of plain numpy (no docstring, no grader path: it is written into
 the student's file in that worker) that keeps the primitive's signature and output shapes
 and is wrong in one named way. Each one is checked to flip its signal on every seed of the
-suite's pool (tests/test_fault_injection_seeds.py); `function()` is the same code, built
+suite's pool (tests/content/test_fault_injection_seeds.py); `function()` is the same code, built
 in the grader for the grader's own run of the procedure.
 """
 

@@ -3,7 +3,7 @@ their criteria, the plausible ranges of the figures, the known-broken primitives
 grader's own experiments (`rerun_*`), which call whatever primitives they are given.
 
 The hidden suite (`topics/fault_injection/test_hidden.py`) grades each signal three ways with
-these tables; tests/test_fault_injection_seeds.py checks them on every seed of SEED_POOL
+these tables; tests/content/test_fault_injection_seeds.py checks them on every seed of SEED_POOL
 with the reference's primitives, so the ranges and criteria cannot drift.
 
 A rerun's "figure" entry (per-step curves) is drawn in reports/fault_injection.png and
@@ -145,7 +145,7 @@ BROKEN = {
 # log product, the radius and the chain's factors feed none (the radius only makes the
 # other experiments' matrices of radius 1); the zero rnn_backward would hand the student's
 # clip an all-zero gradient (a clip that divides by its norm raises there), so it goes
-# with the broken clip, and no student clip runs. tests/test_fault_injection_seeds.py
+# with the broken clip, and no student clip runs. tests/content/test_fault_injection_seeds.py
 # checks on every pool seed that each run turns every signal it checks false.
 BROKEN_RUNS = (
     {"fault_injection.log_abs_cumprod": LOG_ABS_NO_CUMSUM,
@@ -212,7 +212,7 @@ def _fmt(value) -> str:
 # and by an epsilon added to the clipping norm as PyTorch does (max_norm / (total + 1e-6):
 # at most 1.4e-7, in vanish_dx1_clip); the two wrong measurements are off by at least
 # 1.8e-2 (||dh0|| for ||dx_1||) and 0.18 (h_0 = z) on every pool seed. 1e-5 sits 70 times
-# above the first and 1800 times below the second (tests/test_fault_injection_seeds.py).
+# above the first and 1800 times below the second (tests/content/test_fault_injection_seeds.py).
 SAME_SEED_RTOL = 1e-5
 # Figures that are not reproducible at that tolerance, checked by range and criterion only:
 # bptt_rel_error is the round-off of a finite difference (it changes by 100 % with the
