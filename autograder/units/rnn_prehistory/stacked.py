@@ -7,7 +7,7 @@ the probes of one check are one vectorised pass (`autograder.authoring.checks.fi
 
     x (P, N, T, D), h0 (P, N, H), Wx (P, D, H), Wh (P, H, H), b (P, H) -> h (P, N, T, H)
 
-Without a leading axis they are the plain forward passes. tests/test_oracle_stacked.py
+Without a leading axis they are the plain forward passes. tests/content/test_oracle_stacked.py
 checks them against the reference solution, slice by slice. Grader-side only: listed as
 secret in unit.yaml (they are solutions).
 """

@@ -407,7 +407,7 @@ class CheckedPrimitives:
     def _correct_many(self, name, calls) -> list:
         """`_correct` of each call. rnn_forward's (the probes of a finite-difference check,
         hundreds of them) are one pass over their stack: the reference's equations
-        (stacked.py, bit-identical to the reference: tests/test_oracle_stacked.py)."""
+        (stacked.py, bit-identical to the reference: tests/content/test_oracle_stacked.py)."""
         if (name == "rnn_forward" and all(len(args) == 5 for args in calls)
                 and len({tuple(np.shape(a) for a in args) for args in calls}) == 1):
             try:
