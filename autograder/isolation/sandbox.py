@@ -136,6 +136,7 @@ class Worker:
         copy_submission(submission, self.root / "submission", modules)
         replace_functions(self.root / "submission", replace or {})
         (self.root / "jail").mkdir()
+        self._close_lock, self._closed = threading.Lock(), False
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
         log_r, log_w = os.pipe()
@@ -345,12 +346,15 @@ class Worker:
             self.proc.wait()
 
     def close(self) -> None:
+        """Kill the worker and close its pipes, once: a second close (from another thread, or
+        after the worker was replaced) must not close the numbers the process has since given
+        to other files, such as another worker's pipes."""
         self.kill()
-        for fd in (self._req_w, self._resp_r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        with self._close_lock:
+            closed, self._closed = self._closed, True
+        if not closed:
+            os.close(self._req_w)
+            os.close(self._resp_r)
         shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -225,3 +225,23 @@ def test_lent_functions_run_in_the_grader_and_see_what_the_student_sees(tmp_path
             bptt.call_lent(lambda v: 1 / v, 0)
         assert "callbacks.py" not in raised.value.traceback and "sandbox.py" not in raised.value.traceback
         assert callbacks.REVOKED.startswith("this function was lent")
+
+
+def test_closing_a_worker_twice_closes_no_other_file(tmp_path):
+    """A worker closed a second time (another thread's cleanup, a slot replaced) leaves alone
+    the file numbers its pipes had: the process has since given them to other files, such as
+    another worker's pipes, and closing those would cut that worker off."""
+    from autograder.isolation.sandbox import Sandbox
+
+    with Sandbox(UNIT, make_submission(tmp_path / "sub"), hidden=False) as sandbox:
+        sandbox.start()
+        worker = sandbox.worker()
+        worker.close()
+        others = [fd for _pair in range(4) for fd in os.pipe()]     # reuse the numbers just freed
+        try:
+            worker.close()
+            for fd in others:
+                os.fstat(fd)                                     # EBADF if the second close took it
+        finally:
+            for fd in others:
+                os.close(fd)
