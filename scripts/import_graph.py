@@ -100,7 +100,6 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     stack: list[str] = []
     on_stack: set[str] = set()
     found: list[list[str]] = []
-    sys.setrecursionlimit(10_000)
 
     def connect(v: str) -> None:
         index[v] = low[v] = len(index)

@@ -82,6 +82,7 @@ class WorkerImage:
         os.close(err_w)
         self._control = ours
         self._lock = threading.Lock()      # a second worker may be spawned from another thread
+        self._close_lock, self._closed = threading.Lock(), False
 
     def _ask(self, request: dict, fds: tuple[int, ...] = ()) -> dict:
         with self._lock:
@@ -114,6 +115,12 @@ class WorkerImage:
         return ForkedProcess(self, int(reply["pid"]))
 
     def close(self) -> None:
+        """Stop the image, once: a second close must not close a file number the process has
+        since given to another file."""
+        with self._close_lock:             # not _lock: a thread may be waiting on the image in _ask
+            closed, self._closed = self._closed, True
+        if closed:
+            return
         try:
             self._control.close()          # the image kills its workers and exits on hang-up
         finally:
