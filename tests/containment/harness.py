@@ -116,16 +116,29 @@ class Run:
     killed: bool            # we had to kill it: it outlived its time limit
 
 
+# wait4's peak memory of a process counts the pages it started with, and a forked child starts
+# with its parent's: a child of this test process (hundreds of MB once torch or in-process
+# gradings have run in it) would report the test process's size. So a small launcher forks
+# the command, and writes its exit status and peak where the harness reads them.
+LAUNCHER = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as result:
+    result.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
 def run_measured(cmd, cwd, env, timeout: float, logs: Path) -> Run:
     """Run `cmd` in its own session; wait4 gives the peak memory of it and every process it
     waited for (the grader, and through it its workers)."""
     logs.mkdir(parents=True, exist_ok=True)
     stem = logs / str(time.monotonic_ns())
-    out_path, err_path = stem.with_suffix(".out"), stem.with_suffix(".err")
+    out_path, err_path, result_path = stem.with_suffix(".out"), stem.with_suffix(".err"), stem.with_suffix(".rc")
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         started = time.monotonic()
-        proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=err, start_new_session=True)
+        proc = subprocess.Popen([sys.executable, "-I", "-c", LAUNCHER, str(result_path), *map(str, cmd)], cwd=cwd,
+                                env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         killed = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -139,8 +152,11 @@ def run_measured(cmd, cwd, env, timeout: float, logs: Path) -> Run:
             time.sleep(0.05)
         elapsed = time.monotonic() - started
     proc.returncode = os.waitstatus_to_exitcode(status)      # reaped here, not by Popen
-    return Run(cmd, proc.returncode, out_path.read_bytes().decode("utf-8", "replace"),
-               err_path.read_bytes().decode("utf-8", "replace"), elapsed, usage.ru_maxrss, killed)
+    returncode, maxrss_kb = proc.returncode, usage.ru_maxrss   # the launcher's, where it was killed
+    if result_path.is_file():
+        returncode, maxrss_kb = map(int, result_path.read_text().split())
+    return Run(cmd, returncode, out_path.read_bytes().decode("utf-8", "replace"),
+               err_path.read_bytes().decode("utf-8", "replace"), elapsed, maxrss_kb, killed)
 
 
 @dataclass
