@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from generated_block import update
+
 from autograder.unit.model import MANIFEST_KEYS, TOPIC_KEYS
 
 AUTHORING = Path(__file__).resolve().parent.parent / "docs" / "AUTHORING.md"
@@ -21,25 +23,11 @@ def table() -> str:
     return "\n".join(rows)
 
 
-def rewritten(text: str) -> str:
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{table()}\n{END}{tail}"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if the table is out of date")
     args = parser.parse_args()
-    text = AUTHORING.read_text(encoding="utf-8")
-    new = rewritten(text)
-    if args.check:
-        if new != text:
-            print(f"{AUTHORING.name}: the manifest table is out of date; run scripts/make_authoring_table.py")
-            return 1
-        return 0
-    AUTHORING.write_text(new, encoding="utf-8")
-    return 0
+    return update(AUTHORING, BEGIN, END, f"{table()}\n", "scripts/make_authoring_table.py", args.check)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from generated_block import update
+
 from autograder.unit.load import load_unit
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -22,26 +24,13 @@ def table(unit) -> str:
     return "\n".join(INDENT + row for row in rows)
 
 
-def rewritten(text: str, unit) -> str:
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{table(unit)}\n{INDENT}{END}{tail}"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if the table is out of date")
     parser.add_argument("--assignment", default=None, help="the unit (default: the only one shipped)")
     args = parser.parse_args()
-    text = README.read_text(encoding="utf-8")
-    new = rewritten(text, load_unit(args.assignment))
-    if args.check:
-        if new != text:
-            print(f"{README.name}: the table of topics is out of date; run scripts/make_readme_table.py")
-            return 1
-        return 0
-    README.write_text(new, encoding="utf-8")
-    return 0
+    return update(README, BEGIN, END, f"{table(load_unit(args.assignment))}\n{INDENT}", "scripts/make_readme_table.py",
+                  args.check)
 
 
 if __name__ == "__main__":
