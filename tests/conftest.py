@@ -1,6 +1,8 @@
 """Fixtures shared by the repository's own tests, and the order tests start in under xdist."""
 
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
 
@@ -68,8 +70,24 @@ def reference_score(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory):
-    """`make release` into a temporary folder: student/ and grader-bundle/ (leak check clean)."""
-    out = tmp_path_factory.mktemp("dist")
+    """`make release` into a temporary folder: student/ and grader-bundle/ (leak check clean).
+    Built once per run: under xdist the first process to ask builds it, under a lock, in the
+    run's folder the processes share, and the others wait for it. Tests only read it (a test
+    that edits or grades the release works on a copy)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return _release(tmp_path_factory.mktemp("dist"))
+    shared = tmp_path_factory.getbasetemp().parent          # this run's folder, not the previous runs'
+    with open(shared / "dist.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        out = shared / "dist"
+        if not (out / ".built").exists():
+            shutil.rmtree(out, ignore_errors=True)          # a build that failed half-way
+            _release(out)
+            (out / ".built").touch()
+    return out
+
+
+def _release(out):
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "release.py"), "--out", str(out)],
                           capture_output=True, text=True, cwd=REPO, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
