@@ -51,8 +51,9 @@ def kill_matrix_class(root: Path, killing_tests_only: bool = False) -> dict:
     one folder per mutant (`mutant-<name>`) and per valid alternative (`alternative-<name>`).
     Returns the batch plan: mutants are graded on the topic they break (with
     `killing_tests_only`, on its tests that must catch them, `killed_by`) and on the topics
-    where they must cost nothing (`not_charged_in`, whole); alternatives (not in the plan) on
-    every topic, since another topic may call them (the lab calls bptt)."""
+    where they must cost nothing (`not_charged_in`, whole). Alternatives are graded on every
+    topic (not in the plan), or with `killing_tests_only` on their topic and the topics that
+    call it (its `not_charged_in`: the lab calls bptt); only those can see the replaced file."""
     plan = {}
     for topic, spec in MATRIX.items():
         module = f"{UNIT.topic(topic).module}.py"
@@ -63,6 +64,8 @@ def kill_matrix_class(root: Path, killing_tests_only: bool = False) -> dict:
         for a in spec.get("alternatives", []):
             sub = make_submission(root / f"alternative-{a['name']}")
             shutil.copyfile(UNIT.dirs["topics"] / topic / a["file"], sub / module)
+            if killing_tests_only:
+                plan[f"alternative-{a['name']}"] = [topic, *spec.get("not_charged_in", [])]
     return plan
 
 

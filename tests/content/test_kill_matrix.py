@@ -2,11 +2,12 @@
 alternatives (topics/<topic>/mutants.yaml of the unit, format in docs/AUTHORING.md).
 
 Mutants are graded on the tests of their topic that must catch them (and whole on the topics
-where they must cost nothing), alternatives on every topic (another topic may call the
-function they replace, as the lab calls bptt), all in one real
+where they must cost nothing), alternatives on their topic and the topics that call it (its
+`not_charged_in`: the lab calls bptt), all in one real
 `python -m autograder batch --plan` run, so this exercises the class-grading path too.
-Whether the other tests of a topic score a mutant the same under every seed is
-test_kill_matrix_seeds.py's question (`make sweep`), which grades mutants on whole topics.
+Whether the other tests of a topic score a mutant the same under every seed, and whether an
+alternative keeps full marks on every topic, is test_kill_matrix_seeds.py's question
+(`make sweep`), which grades mutants on whole topics and alternatives on the whole unit.
 
 A mutant's `diagnosis` (a phrase of the message that names its mistake) must be in the
 message of one of its killing tests, and no killing test may name another mistake of its
@@ -15,8 +16,10 @@ topic: a diagnosis is said only when the suite checked it on the student's numbe
 
 from __future__ import annotations
 
+import ast
+
 import pytest
-from helpers import CASES, MATRIX, UNIT, grade_class, kill_matrix_class
+from helpers import CASES, MATRIX, SOLUTIONS, STUBS, UNIT, grade_class, kill_matrix_class
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +67,8 @@ def test_every_topic_has_a_kill_matrix():
 def test_kill_matrix(graded, topic, kind, name):
     score = graded[kind, name]
     if kind == "alternative":
-        assert {t["id"] for t in score["topics"]} == set(MATRIX), "an alternative is graded on every topic"
+        callers = MATRIX[topic].get("not_charged_in", [])
+        assert {t["id"] for t in score["topics"]} == {topic, *callers}, "graded on its topic and those calling it"
         wrong = {f"{t['id']}: {test['id']}": test["message"] for t in score["topics"] for test in t["tests"]
                  if test["outcome"] != "passed"}
         assert not wrong, f"a valid alternative lost points: {wrong}"
@@ -84,3 +88,27 @@ def test_kill_matrix(graded, topic, kind, name):
         assert test_id in tests, f"killed_by names an unknown test {test_id}"
         assert tests[test_id]["outcome"] != "passed", f"{test_id} did not catch {name} ({mutant['misconception']})"
         assert tests[test_id]["hint"] or tests[test_id]["message"], f"{test_id} fails without a message or hint"
+
+
+def _names_used(path) -> set[str]:
+    """The fixtures a suite's functions ask for, and the modules a module imports."""
+    tree = ast.parse(path.read_text())
+    return {arg.arg for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) for arg in node.args.args} | \
+        {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names} | \
+        {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+
+
+def test_a_module_is_used_only_by_its_topic_and_the_topics_that_call_it():
+    """Why an alternative need not be graded on every topic in `make test`: a topic's suites
+    ask for another topic's module (a fixture named after it), and its module (the reference
+    or the stub) imports one, only where that topic's `not_charged_in` names it as a caller."""
+    modules = {UNIT.topic(topic).module: topic for topic in MATRIX}
+    for topic in MATRIX:
+        module = UNIT.topic(topic).module
+        files = [UNIT.dirs["topics"] / topic / "test_hidden.py", UNIT.dirs["public_tests"] / f"test_{topic}.py",
+                 SOLUTIONS / f"{module}.py", STUBS / f"{module}.py"]
+        for path in files:
+            for used in _names_used(path) & set(modules) - {module}:
+                owner = modules[used]
+                assert topic in MATRIX[owner].get("not_charged_in", []), \
+                    f"{path.name} of {topic} uses {used}.py: add {topic} to {owner}'s not_charged_in"

@@ -35,6 +35,8 @@ PARAMS = [pytest.param(t, k, n, id=f"{t}:{k}:{n}") for t, k, n in CASES]
 def test_same_points_under_every_seed(graded_per_seed, topic, kind, name):
     per_seed = {seed: _points(scores[kind, name]) for seed, scores in graded_per_seed.items()}
     if kind == "alternative":
+        assert all({t["id"] for t in scores[kind, name]["topics"]} == set(MATRIX)
+                   for scores in graded_per_seed.values()), "an alternative is graded on every topic"
         lost = {seed: sorted(k for k, (_, ok) in pts.items() if not ok) for seed, pts in per_seed.items()}
         assert not any(lost.values()), f"a valid alternative lost points under some seeds: {lost}"
         return
