@@ -49,18 +49,18 @@ CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in
 def kill_matrix_class(root: Path, killing_tests_only: bool = False) -> dict:
     """The kill matrix as a class (topics/<topic>/mutants.yaml, format in docs/AUTHORING.md):
     one folder per mutant (`mutant-<name>`) and per valid alternative (`alternative-<name>`).
-    Returns the batch plan: mutants are graded on the topic they break (with
-    `killing_tests_only`, on its tests that must catch them, `killed_by`) and on the topics
-    where they must cost nothing (`not_charged_in`, whole). Alternatives are graded on every
-    topic (not in the plan), or with `killing_tests_only` on their topic and the topics that
-    call it (its `not_charged_in`: the lab calls bptt); only those can see the replaced file."""
+    Returns the batch plan: mutants are graded on the topic they break and on the topics
+    where they must cost nothing (`not_charged_in`), whole; alternatives on every topic (not in
+    the plan). With `killing_tests_only`, mutants on the tests that must catch them
+    (`killed_by`) only, alternatives on their topic and the topics that call it (its
+    `not_charged_in`: the lab calls bptt); only those can see the replaced file."""
     plan = {}
     for topic, spec in MATRIX.items():
         module = f"{UNIT.topic(topic).module}.py"
         for m in spec.get("mutants", []):
             make_submission(root / f"mutant-{m['name']}", replace={module: [tuple(e) for e in m["replace"]]})
-            graded = [f"{topic}::{test}" for test in m["killed_by"]] if killing_tests_only else [topic]
-            plan[f"mutant-{m['name']}"] = [*graded, *spec.get("not_charged_in", [])]
+            plan[f"mutant-{m['name']}"] = [f"{topic}::{test}" for test in m["killed_by"]] if killing_tests_only \
+                else [topic, *spec.get("not_charged_in", [])]
         for a in spec.get("alternatives", []):
             sub = make_submission(root / f"alternative-{a['name']}")
             shutil.copyfile(UNIT.dirs["topics"] / topic / a["file"], sub / module)

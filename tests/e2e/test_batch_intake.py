@@ -12,7 +12,12 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import pytest
 from helpers import SOLUTIONS, STUBS, UNIT, run_grader
+
+# The scenarios of one delivery path run in `make sweep` (CI runs it after `make test`);
+# `make test` sends half-finished work through every path once (test_journey.py).
+pytestmark = pytest.mark.sweep
 
 from autograder.intake import submissions
 

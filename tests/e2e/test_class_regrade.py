@@ -24,6 +24,10 @@ from pathlib import Path
 import pytest
 from helpers import MATRIX, REPO, SOLUTIONS, STUBS, UNIT, Background, grade, make_submission, run_grader, run_in_process
 
+# The scenarios of one delivery path run in `make sweep` (CI runs it after `make test`);
+# `make test` sends half-finished work through every path once (test_journey.py).
+pytestmark = pytest.mark.sweep
+
 from autograder.reports.text import markdown
 
 MUTANTS = [(topic, MATRIX[topic]["mutants"][0]) for topic in

@@ -17,7 +17,9 @@ from helpers import (
     screenshot_in_chromium,
 )
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+# The scenarios of one delivery path run in `make sweep` (CI runs it after `make test`);
+# `make test` sends half-finished work through every path once (test_journey.py).
+pytestmark = [pytest.mark.sweep, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
 LONG_NAME = "my_rnn_helper_state_" * 20          # one word of 400 characters: no space to wrap at
 NOTHING_CUT_OFF = r"""(() => {

@@ -116,10 +116,7 @@ def _pr(dist: Path, python: Path, checkout: Path, tmp: Path, detail: str):
     return proc, out, summary
 
 
-# The other levels change what the reports show, not the score (test_pr_grading checks each
-# level's reports in `make test`): here they run in `make sweep`.
-@pytest.mark.parametrize("detail", ["total", pytest.param("tests", marks=pytest.mark.sweep),
-                                    pytest.param("hints", marks=pytest.mark.sweep)])
+@pytest.mark.parametrize("detail", ["total", "tests", "hints"])
 def test_a_pull_request_at_each_hidden_detail_level(journey, dist, detail):
     tmp = journey["tmp"] / f"pr-{detail}"
     tmp.mkdir()
@@ -145,7 +142,6 @@ def _zip_folder(path: Path, folder: Path, inside: str) -> None:
                 z.write(p, f"{inside}{p.relative_to(folder).as_posix()}")
 
 
-@pytest.mark.sweep
 def test_batch_as_a_folder_a_zip_a_github_zip_and_a_clone(journey, dist):
     tmp, modules = journey["tmp"] / "batch", journey["submission"]
     root = tmp / "class"
@@ -172,8 +168,7 @@ def test_batch_as_a_folder_a_zip_a_github_zip_and_a_clone(journey, dist):
 
 
 # ----------------------------------------------------------------------------- Gradescope
-@pytest.mark.sweep
-@pytest.mark.parametrize("upload", ["repository", "download-zip"])
+@pytest.mark.parametrize("upload", ["repository", pytest.param("download-zip", marks=pytest.mark.sweep)])
 def test_gradescope_run_autograder(journey, dist, upload):
     """Gradescope's GitHub upload puts the repository at the top of the submission folder; a
     zip from GitHub's "Download ZIP" unpacks into one folder `name-main/`."""

@@ -17,7 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import REPO, SOLUTIONS, borrowed_venv
+
+# The scenarios of one delivery path run in `make sweep` (CI runs it after `make test`);
+# `make test` sends half-finished work through every path once (test_journey.py).
+pytestmark = pytest.mark.sweep
 
 
 def test_a_wheel_install_grades_the_reference(tmp_path):

@@ -24,6 +24,10 @@ import xmlschema
 import yaml
 from helpers import MATRIX, REPO, SOLUTIONS, UNIT, borrowed_venv
 
+# The scenarios of one delivery path run in `make sweep` (CI runs it after `make test`);
+# `make test` sends half-finished work through every path once (test_journey.py).
+pytestmark = pytest.mark.sweep
+
 JUNIT_XSD = REPO / "tests" / "junit-10.xsd"
 SECRET = "fake-deploy-key-7c1e9b"
 # The row maximum taken over the padding too (a kill-matrix mutant): it fails a hidden test
@@ -32,9 +36,9 @@ MUTANT = tuple(next(m for m in MATRIX["attention"]["mutants"] if m["name"] == "m
 
 
 @pytest.fixture(scope="module")
-def release(dist, tmp_path_factory):
+def release(dist):
     """The release and a python whose `autograder` is the grader bundle's."""
-    return dist, borrowed_venv(tmp_path_factory.mktemp("bundle") / "venv", dist / "grader-bundle")
+    return dist, borrowed_venv(dist / "venv", dist / "grader-bundle")
 
 
 def checkout(release, tmp_path, edit=None):
@@ -114,11 +118,9 @@ def _engine_that_passes_everything(folder):
     path.write_text(path.read_text().replace('passed = rec.outcome == "passed"', "passed = True"))
 
 
-# One kind of tampered file in `make test`, the other two in `make sweep`.
 @pytest.mark.parametrize("edit,file", [
-    pytest.param(_zero_the_failing_rubric_entry, f"autograder/units/{UNIT.name}/topics/attention/rubric.yaml",
-                 marks=pytest.mark.sweep),
-    pytest.param(_public_test_that_always_passes, f"{UNIT.stubs}/tests/test_attention.py", marks=pytest.mark.sweep),
+    (_zero_the_failing_rubric_entry, f"autograder/units/{UNIT.name}/topics/attention/rubric.yaml"),
+    (_public_test_that_always_passes, f"{UNIT.stubs}/tests/test_attention.py"),
     (_engine_that_passes_everything, "autograder/grading/score.py"),
 ], ids=["rubric", "public test", "engine"])
 def test_tampering_changes_nothing_but_the_flag(release, tmp_path, honest, edit, file):
