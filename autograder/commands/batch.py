@@ -72,13 +72,23 @@ class Job:
         # (this module run as a script) must start its worker image before numpy loads.
         from autograder.isolation.sandbox import LogDrain
 
-        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.commands.batch", json.dumps(config)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     start_new_session=True)
+        # The job's stderr is a pipe of our own, not Popen's: its drain closes the read end when
+        # the job's output ends, and a file object holding the same number would close it again
+        # when collected, when the number may already be another worker's pipe.
+        log_r, log_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "autograder.commands.batch", json.dumps(config)],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_w,
+                                         start_new_session=True)
+        except BaseException:
+            os.close(log_r)
+            raise
+        finally:
+            os.close(log_w)
         # opened as pipes above, so never None
-        assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
+        assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin, self._stdout = self.proc.stdin, self.proc.stdout
-        self._log = LogDrain(self.proc.stderr.fileno())
+        self._log = LogDrain(log_r)
         self._log.start()
         self._buf = b""
 

@@ -245,3 +245,40 @@ def test_closing_a_worker_twice_closes_no_other_file(tmp_path):
         finally:
             for fd in others:
                 os.close(fd)
+
+
+def test_a_batch_job_closes_its_log_pipe_once():
+    """A batch job's log is drained by a thread that closes the pipe when the job ends; no
+    file object may close that number again later (garbage collection of the job): by then
+    the process may have given it to another file, such as a worker's pipe in the same batch."""
+    import gc
+
+    from autograder.commands.batch import Job, job_configs
+
+    job = Job(job_configs({"assignment": str(UNIT.path), "suite": "public", "topics": None, "seed": None,
+                           "lang": None, "planned": False}, 1)[0])
+    number = job._log._fd
+    job.stop()
+    job._log.join(10)
+    assert not job._log.is_alive(), "the drain ends with the job's output"
+    taken = []
+    try:
+        while not taken or taken[-1] < number:                     # reuse the number just freed
+            taken.append(os.dup(0))
+        assert number in taken
+        del job
+        gc.collect()
+        closed_again = [fd for fd in taken if not _is_open(fd)]
+    finally:
+        for fd in taken:
+            if _is_open(fd):
+                os.close(fd)
+    assert not closed_again, f"the job closed file number {number} again, after its log drain had"
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
