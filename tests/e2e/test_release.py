@@ -3,7 +3,7 @@
 - the release builds from this checkout and its leak check is clean, and the leak check
   catches each kind of leak planted in a copy;
 - a copy of dist/student in a new folder passes its own `make grade` and `make test`
-  (with the stubs, and with finished modules: evidence and figure included);
+  (with the stubs, and with finished modules: evidence and figure included; `make sweep`);
 - the student repository holds no hidden suite, reference or hidden rubric entry, and no
   instructor-only workflow.
 """
@@ -153,6 +153,9 @@ def test_pytest_of_another_python_says_what_to_do(dist, tmp_path):
     assert "请先运行一次 `make grade`" in out, out
 
 
+# A scenario of the student repository's `make grade` (make sweep): make test sends
+# half-finished work through it once (test_journey.py).
+@pytest.mark.sweep
 def test_make_grade_leaves_the_git_checkout_clean(dist, tmp_path):
     """Grading compiles the translation catalogues and writes reports/: git ignores both, so a
     student has nothing to commit (and no reason to edit the protected .gitignore)."""
@@ -171,6 +174,9 @@ def _make(copy: Path, target: str) -> subprocess.CompletedProcess:
     return subprocess.run(["make", target], cwd=copy, capture_output=True, text=True, timeout=600)
 
 
+# A scenario of the student repository's `make grade` (make sweep): make test sends
+# half-finished work through it once (test_journey.py).
+@pytest.mark.sweep
 def test_a_copy_of_the_student_repository_grades_and_tests_itself(dist, tmp_path):
     copy = _student_copy(dist, tmp_path)
     proc = _make(copy, "grade")
@@ -183,6 +189,9 @@ def test_a_copy_of_the_student_repository_grades_and_tests_itself(dist, tmp_path
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+# A scenario of the student repository's `make grade` (make sweep): make test sends
+# half-finished work through it once (test_journey.py).
+@pytest.mark.sweep
 def test_finished_work_gets_the_public_points_evidence_and_figure(dist, tmp_path):
     copy = _student_copy(dist, tmp_path, modules=SOLUTIONS)
     proc = _make(copy, "grade")
@@ -217,6 +226,9 @@ def _columns(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
+# A scenario of the student repository's `make grade` (make sweep): make test sends
+# half-finished work through it once (test_journey.py).
+@pytest.mark.sweep
 def test_chinese_output_is_in_the_readmes_and_its_table_is_aligned(dist, tmp_path):
     """Both READMEs say how to get Chinese output (`--lang zh` through GRADE_ARGS, or the
     locale), and `make grade GRADE_ARGS="--lang zh"` prints a table whose score column ends
