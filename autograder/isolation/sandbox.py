@@ -101,7 +101,8 @@ class WorkerTimedOut(Exception):
 class LogDrain(threading.Thread):
     """Reads the worker's stdout/stderr pipe and keeps its last LOG_TAIL_BYTES: the grader
     never opens a file the worker could have replaced, and a worker that prints without
-    end never fills a disk or blocks on a full pipe."""
+    end never fills a disk or blocks on a full pipe. It owns `fd` and closes it at the end:
+    give it a pipe end that nothing else holds (not the number of a file object)."""
 
     def __init__(self, fd: int):
         super().__init__(daemon=True)

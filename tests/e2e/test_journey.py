@@ -116,13 +116,18 @@ def _pr(dist: Path, python: Path, checkout: Path, tmp: Path, detail: str):
     return proc, out, summary
 
 
+@pytest.fixture(scope="module")
+def bundle_python(dist, tmp_path_factory) -> Path:
+    """A python whose `autograder` is the grader bundle's, as the workflow installs it."""
+    return borrowed_venv(tmp_path_factory.mktemp("bundle") / "venv", dist / "grader-bundle")
+
+
 @pytest.mark.parametrize("detail", ["total", "tests", "hints"])
-def test_a_pull_request_at_each_hidden_detail_level(journey, dist, detail):
+def test_a_pull_request_at_each_hidden_detail_level(journey, dist, bundle_python, detail):
     tmp = journey["tmp"] / f"pr-{detail}"
     tmp.mkdir()
-    python = borrowed_venv(tmp / "venv", dist / "grader-bundle")
     checkout = student_checkout(dist, journey["submission"], tmp / "submission")
-    proc, out, summary = _pr(dist, python, checkout, tmp, detail)
+    proc, out, summary = _pr(dist, bundle_python, checkout, tmp, detail)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert per_topic(json.loads((out / "score.json").read_text())) == journey["expected"]
     if detail == "total":

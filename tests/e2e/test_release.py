@@ -117,6 +117,10 @@ def _activated(venv: Path) -> dict:
             "LANGUAGE": "en"}
 
 
+# A scenario of the student repository's `make grade`: run by make sweep; make test sends
+# half-finished work through `make grade` once (test_journey.py).
+MAKE_GRADE_SCENARIO = pytest.mark.sweep
+
 PUBLIC_TESTS = sum(1 for topic in UNIT.rubric.topics for t in topic.tests if t.visibility == "public")
 
 
@@ -153,9 +157,7 @@ def test_pytest_of_another_python_says_what_to_do(dist, tmp_path):
     assert "请先运行一次 `make grade`" in out, out
 
 
-# A scenario of the student repository's `make grade` (make sweep): make test sends
-# half-finished work through it once (test_journey.py).
-@pytest.mark.sweep
+@MAKE_GRADE_SCENARIO
 def test_make_grade_leaves_the_git_checkout_clean(dist, tmp_path):
     """Grading compiles the translation catalogues and writes reports/: git ignores both, so a
     student has nothing to commit (and no reason to edit the protected .gitignore)."""
@@ -174,9 +176,7 @@ def _make(copy: Path, target: str) -> subprocess.CompletedProcess:
     return subprocess.run(["make", target], cwd=copy, capture_output=True, text=True, timeout=600)
 
 
-# A scenario of the student repository's `make grade` (make sweep): make test sends
-# half-finished work through it once (test_journey.py).
-@pytest.mark.sweep
+@MAKE_GRADE_SCENARIO
 def test_a_copy_of_the_student_repository_grades_and_tests_itself(dist, tmp_path):
     copy = _student_copy(dist, tmp_path)
     proc = _make(copy, "grade")
@@ -189,9 +189,7 @@ def test_a_copy_of_the_student_repository_grades_and_tests_itself(dist, tmp_path
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-# A scenario of the student repository's `make grade` (make sweep): make test sends
-# half-finished work through it once (test_journey.py).
-@pytest.mark.sweep
+@MAKE_GRADE_SCENARIO
 def test_finished_work_gets_the_public_points_evidence_and_figure(dist, tmp_path):
     copy = _student_copy(dist, tmp_path, modules=SOLUTIONS)
     proc = _make(copy, "grade")
@@ -226,9 +224,7 @@ def _columns(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-# A scenario of the student repository's `make grade` (make sweep): make test sends
-# half-finished work through it once (test_journey.py).
-@pytest.mark.sweep
+@MAKE_GRADE_SCENARIO
 def test_chinese_output_is_in_the_readmes_and_its_table_is_aligned(dist, tmp_path):
     """Both READMEs say how to get Chinese output (`--lang zh` through GRADE_ARGS, or the
     locale), and `make grade GRADE_ARGS="--lang zh"` prints a table whose score column ends
