@@ -1,10 +1,10 @@
 """Fixtures shared by the repository's own tests, and the order tests start in under xdist."""
 
-import fcntl
 import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 # One BLAS thread, as in the grader's own process (autograder/__main__.py): the tests grade in
 # this process too (helpers.run_in_process). Set before numpy loads.
@@ -12,7 +12,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import pytest  # noqa: E402
-from helpers import REPO, SOLUTIONS, grade  # noqa: E402
+from helpers import REMOVE_AT_END, REPO, SOLUTIONS, grade, once_per_run  # noqa: E402
 from scheduling import read_durations, start_order, work_unit, write_durations  # noqa: E402
 
 DURATIONS = REPO / ".pytest_durations"
@@ -55,8 +55,16 @@ def pytest_runtest_logreport(report) -> None:
 
 
 def pytest_sessionfinish(session) -> None:
-    if not hasattr(session.config, "workerinput") and _measured:
+    if hasattr(session.config, "workerinput"):
+        return
+    if _measured:
         write_durations(DURATIONS, _measured)
+    if not session.config.getoption("numprocesses", None):
+        return                               # no xdist processes: each fixture removed its own
+    listing = session.config._tmp_path_factory.getbasetemp() / REMOVE_AT_END
+    if listing.is_file():
+        for folder in set(listing.read_text().splitlines()):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -71,20 +79,14 @@ def reference_score(tmp_path_factory):
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory):
     """`make release` into a temporary folder: student/ and grader-bundle/ (leak check clean).
-    Built once per run: under xdist the first process to ask builds it, under a lock, in the
-    run's folder the processes share, and the others wait for it. Tests only read it (a test
-    that edits or grades the release works on a copy)."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return _release(tmp_path_factory.mktemp("dist"))
-    shared = tmp_path_factory.getbasetemp().parent          # this run's folder, not the previous runs'
-    with open(shared / "dist.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        out = shared / "dist"
-        if not (out / ".built").exists():
-            shutil.rmtree(out, ignore_errors=True)          # a build that failed half-way
-            _release(out)
-            (out / ".built").touch()
-    return out
+    Built once per run (`once_per_run`). Tests only read it (a test that edits or grades the
+    release works on a copy)."""
+    def build():
+        out = tmp_path_factory.getbasetemp().parent / "dist" if "PYTEST_XDIST_WORKER" in os.environ \
+            else tmp_path_factory.mktemp("dist")
+        shutil.rmtree(out, ignore_errors=True)              # a build that failed half-way
+        return str(_release(out))
+    return Path(once_per_run(tmp_path_factory, "dist", build))
 
 
 def _release(out):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import html
 import io
 import json
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from autograder.grading.rubric import SafeLoader
 from autograder.unit.load import load_unit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +43,9 @@ def make_submission(folder: Path, base: Path = SOLUTIONS, replace: dict | None =
     return folder
 
 
-MATRIX = {p.parent.name: yaml.safe_load(p.read_text()) for p in sorted(UNIT.dirs["topics"].glob("*/mutants.yaml"))}
+# libyaml's parser where PyYAML has it: the kill matrix's files take ~0.8 s to parse in pure Python,
+# in every process of a run.
+MATRIX = {p.parent.name: yaml.load(p.read_text(), Loader=SafeLoader) for p in sorted(UNIT.dirs["topics"].glob("*/mutants.yaml"))}
 CASES = [(topic, "mutant", m["name"]) for topic, spec in MATRIX.items() for m in spec.get("mutants", [])] + \
         [(topic, "alternative", a["name"]) for topic, spec in MATRIX.items() for a in spec.get("alternatives", [])]
 
@@ -257,3 +261,30 @@ def screenshot_in_chromium(page: Path, png: Path, width: int = 1024, height: int
     proc = subprocess.run([CHROMIUM, *CHROMIUM_ARGS, f"--window-size={width},{height}", f"--screenshot={png}",
                            page.as_uri()], capture_output=True, text=True, timeout=120)
     assert png.is_file(), f"Chromium took no screenshot: {proc.stderr[-500:]}"
+
+
+# ----------------------------------------------- what the processes of one run share
+def once_per_run(tmp_path_factory, name: str, build):
+    """`build()`'s result (JSON), computed once per test run: under xdist the first process
+    to ask runs it, under a lock, in the run's folder the processes share; the others wait
+    for it and read what it recorded. A build that raised records nothing: the next process
+    to ask builds again (and most likely fails the same way, with its own message)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return build()
+    shared = tmp_path_factory.getbasetemp().parent          # this run's folder, not the previous runs'
+    record = shared / f"{name}.json"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.exists():
+            record.write_text(json.dumps(build()))
+        return json.loads(record.read_text())
+
+
+def remove_at_end(tmp_path_factory, folder: Path) -> None:
+    """Under xdist, remove `folder` (shared by the processes, outside the run's folder) when
+    the whole run ends: in the controller's pytest_sessionfinish, after every process is done."""
+    with open(tmp_path_factory.getbasetemp().parent / REMOVE_AT_END, "a") as listing:
+        listing.write(f"{folder}\n")
+
+
+REMOVE_AT_END = "remove-at-end.txt"

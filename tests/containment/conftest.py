@@ -28,7 +28,7 @@ from harness import (
     processes,
     state_changes,
 )
-from helpers import REPO
+from helpers import REPO, once_per_run, remove_at_end
 
 
 def _unavailable(reason: str):
@@ -63,10 +63,22 @@ def _interpreter_for_grader_user() -> str:
 
 
 @pytest.fixture(scope="session")
-def copied_env() -> CopiedEnv:
+def copied_env(tmp_path_factory) -> CopiedEnv:
     """The checkout's files (git ls-files, not .venv or .git) copied to /tmp, and a venv
     whose site-packages lists the dev venv's (dependencies) and the copy (autograder), all
-    owned by nobody when we are root. Built once; hashed before and after every case."""
+    owned by nobody when we are root. Built once per run (`once_per_run`: xdist's processes
+    share it, as they share the checkout); hashed before and after every case."""
+    env = CopiedEnv(**{k: Path(v) if k != "python" else v
+                       for k, v in once_per_run(tmp_path_factory, "containment-env", _copy_of_the_checkout).items()})
+    shared = "PYTEST_XDIST_WORKER" in os.environ
+    if shared:
+        remove_at_end(tmp_path_factory, env.base)
+    yield env
+    if not shared:
+        shutil.rmtree(env.base, ignore_errors=True)
+
+
+def _copy_of_the_checkout() -> dict:
     if AS_ROOT and not shutil.which("runuser"):
         _unavailable("runuser (util-linux) is needed to start the grader as nobody")
     base = Path(tempfile.mkdtemp(prefix="containment-env-"))
@@ -88,49 +100,53 @@ def copied_env() -> CopiedEnv:
     (site / "dependencies.pth").write_text("".join(f"{p}\n" for p in DEPENDENCY_SITES))   # numpy, pytest, yaml, ...
     if AS_ROOT:
         subprocess.run(["chown", "-R", "nobody:", str(base)], check=True)
-    env = CopiedEnv(base, checkout, venv, str(venv / "bin" / "python"), site)
+    env_python = str(venv / "bin" / "python")
     imports = "import autograder, numpy, pytest, yaml; print(autograder.__file__)"
-    probe = subprocess.run(_as_grader_user([env.python, "-c", imports]), capture_output=True, text=True, cwd=base)
+    probe = subprocess.run(_as_grader_user([env_python, "-c", imports]), capture_output=True, text=True, cwd=base)
     if probe.returncode != 0:
         _unavailable(f"the grader's user cannot import the dev venv's packages: {probe.stderr[-500:]}")
     assert probe.stdout.strip().startswith(str(checkout)), probe.stdout
-    yield env
-    shutil.rmtree(base, ignore_errors=True)
+    return {"base": str(base), "checkout": str(checkout), "venv": str(venv), "python": env_python,
+            "site_packages": str(site)}
 
 
 # Students and assistants grade unprivileged: that mode is part of `make test`. The cases
 # graded as root (CI, Gradescope's container) run in `make sweep`, which CI runs after
 # `make test`: both modes on every submission, and a `make test` that fits in two minutes.
 @pytest.fixture(scope="session", params=[pytest.param("root", marks=pytest.mark.sweep), "unprivileged"])
-def grader(request, copied_env) -> Grader:
+def grader(request, copied_env, tmp_path_factory) -> Grader:
     if request.param == "root":
         if not AS_ROOT:
             pytest.skip("mode 'root' grades as root: run the tests as root (.ci/run runs `make sweep` as root)")
         return Grader("root", sys.executable, REPO, [], None, copied_env)
     g = Grader("unprivileged", copied_env.python, copied_env.checkout,
                ["runuser", "-u", "nobody", "--"] if AS_ROOT else [], _nobody() if AS_ROOT else None, copied_env)
-    # Warm-up: the reference gets full marks, and Python writes the copy's bytecode now,
-    # before the first snapshot (the copy must then stay byte-identical).
-    out = copied_env.base / "warm-up"
-    run = g.run(["grade", copied_env.checkout / SOLUTIONS_REL, "--out", out, *SEED], {}, 300, copied_env.base / "logs")
+    once_per_run(tmp_path_factory, "containment-warm-up", lambda: _warm_up(g))
+    return g
+
+
+def _warm_up(g: Grader) -> bool:
+    """The reference gets full marks, and Python writes the copy's bytecode now, before the
+    first snapshot (the copy must then stay byte-identical)."""
+    base = g.env.base
+    out = base / "warm-up"
+    run = g.run(["grade", g.checkout / SOLUTIONS_REL, "--out", out, *SEED], {}, 300, base / "logs")
     if run.returncode == 2 and "could not" in run.stderr:
         _unavailable(f"this machine cannot isolate a grader without privileges: {run.stderr[-400:]}")
     assert run.returncode == 0, run.stderr
     score = json.loads((out / "score.json").read_text())
     assert score["earned"] == score["possible"] == UNIT.rubric.points, run.stdout
     # And batch's own modules (the class report), over a class of one.
-    warm_class = copied_env.base / "warm-up-class"
-    shutil.copytree(copied_env.checkout / SOLUTIONS_REL, warm_class / "one")
-    run = g.run(["batch", warm_class, "--out", copied_env.base / "warm-up-batch", "--topic", "attention", *SEED], {},
-                300, copied_env.base / "logs")
+    warm_class = base / "warm-up-class"
+    shutil.copytree(g.checkout / SOLUTIONS_REL, warm_class / "one")
+    run = g.run(["batch", warm_class, "--out", base / "warm-up-batch", "--topic", "attention", *SEED], {},
+                300, base / "logs")
     assert run.returncode == 0, run.stderr
     # The other commands' modules (pr, gradescope, merge): each verb imports only its own.
-    compiled = subprocess.run(_as_grader_user([copied_env.python, "-m", "compileall", "-q",
-                                               str(copied_env.checkout / "autograder")]), capture_output=True, text=True)
+    compiled = subprocess.run(_as_grader_user([g.python, "-m", "compileall", "-q", str(g.checkout / "autograder")]),
+                              capture_output=True, text=True)
     assert compiled.returncode == 0, compiled.stdout[-2000:] + compiled.stderr[-2000:]
-    return g
-
-
+    return True
 
 
 @pytest.fixture

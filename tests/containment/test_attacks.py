@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from harness import (
     CALLS_NUMERICAL_GRADIENT,
     CALLS_REL_ERROR,
@@ -41,6 +42,11 @@ from harness import (
 from helpers import REPO, SOLUTIONS, STUBS, UNIT
 
 from autograder.isolation import wire
+
+# An attack on a class (batch, two or more students: a hang, a kill, formula-like folder names)
+# runs in make sweep, in both modes, beside batch's other scenarios (tests/e2e/test_batch_intake.py).
+# make test's cases attack one grading; tests/engine/test_report_text.py checks CSV cells.
+CLASS_SCALE = pytest.mark.sweep
 
 
 def test_log_replacement_by_links_and_fifos(case):
@@ -92,6 +98,7 @@ def test_links_fifos_and_odd_files_in_the_submission_folder(case):
             assert topic(graded.score, "gate_derivative")["earned"] == 0, "a file its user cannot read was graded"
 
 
+@CLASS_SCALE
 def test_batch_one_student_cannot_kill_another(case):
     """batch --jobs 2: mallory's import signals every process it can for 2 s while alice
     (the reference) is graded beside her: alice keeps full marks, and so do mallory's
@@ -108,6 +115,7 @@ def test_batch_one_student_cannot_kill_another(case):
     assert mallory["status"] == "crashed", mallory["tests"][0]["message"]      # she killed herself, nobody else
 
 
+@CLASS_SCALE
 def test_batch_records_a_hanging_submission_as_timeout(case):
     """batch --timeout 8: a submission whose every import hangs (and swallows every
     exception) is stopped and recorded as `timeout`; the class file is written and the
@@ -173,6 +181,7 @@ def test_student_text_is_inert_in_every_report(case):
     assert "Fake heading" in messages, "the student's text must reach the report (sanitised), or this proves nothing"
 
 
+@CLASS_SCALE
 def test_hostile_folder_names_are_not_formulas_in_class_csv(case):
     """Class folders named like spreadsheet formulas: their class.csv cells
     start with a quote, so a spreadsheet shows text."""
