@@ -16,7 +16,7 @@ GRADE_ARGS ?=
 
 help:
 	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
-	@echo "make test     make lint, then the repository's tests (engine, content, outside oracles) on TEST_JOBS processes"
+	@echo "make test     the repository's tests (engine, content, outside oracles) on TEST_JOBS processes, and make lint beside them"
 	@echo "make lint     ruff, mypy and the import contracts (lint-imports)"
 	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, each delivery path's scenarios, the nbgrader round trip, a class of 40 regraded, containment as root"
 	@echo "make stubs    regenerate assignments/ from solutions/"
@@ -54,10 +54,15 @@ grade: $(VENV)/.installed-base catalogues
 	$(CACHED) $(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
 
 # On TEST_JOBS processes; tests/conftest.py decides which tests must share one and starts the
-# longest first (what each took last time: .pytest_durations). `make lint` first: a lint or
-# type error stops the run before the tests start.
-test: lint $(VENV)/.installed-dev catalogues
-	$(CACHED) $(PY) -m pytest tests autograder/units -q -n $(TEST_JOBS) -m "not sweep"
+# longest first (what each took last time: .pytest_durations). `make lint` runs beside them
+# (mypy alone is ~9 s of one core, which the tests leave idle now and then): its output comes
+# after the tests' summary, and a lint or type error fails make test as a failed test does.
+test: $(VENV)/.installed-dev catalogues
+	@lint_out=$$(mktemp); $(MAKE) --no-print-directory lint >"$$lint_out" 2>&1 & lint=$$!; \
+	$(CACHED) $(PY) -m pytest tests autograder/units -q -n $(TEST_JOBS) -m "not sweep"; tests=$$?; \
+	wait $$lint; linted=$$?; echo "--- make lint"; cat "$$lint_out"; rm -f "$$lint_out"; \
+	if [ $$linted -ne 0 ]; then echo "make test: make lint failed (above)"; fi; \
+	[ $$tests -eq 0 ] && [ $$linted -eq 0 ]
 
 # ruff (pyflakes, syntax, bugbear, import order, pyupgrade) over the code, mypy over the engine,
 # and the import contracts of pyproject.toml (the engine's layers; tests/engine/test_layering.py too).

@@ -43,12 +43,24 @@ from helpers import REPO, SOLUTIONS, STUBS, UNIT
 
 from autograder.isolation import wire
 
-# An attack on a class (batch, two or more students: a hang, a kill, formula-like folder names)
-# runs in make sweep, in both modes, beside batch's other scenarios (tests/e2e/test_batch_intake.py).
-# make test's cases attack one grading; tests/engine/test_report_text.py checks CSV cells.
+# make sweep runs every case below in both modes. make test runs, unprivileged, one case per
+# way out: the jail's files (the test suites), its size limit, its processes, the grader's
+# secrets, the reply frames (a forged reply), the refusal without namespaces, what the jail
+# allows on purpose, text in reports; and the two cases no other test covers: where an error
+# raised in the grader's helpers points, and hiding a change to an input.
+# These run in make sweep only:
+# - an attack on a class (batch, two or more students: a hang, a kill, formula-like folder
+#   names), beside batch's other scenarios (tests/e2e/test_batch_intake.py); make test's cases
+#   attack one grading, and tests/engine/test_report_text.py checks CSV cells;
 CLASS_SCALE = pytest.mark.sweep
+# - a second case of a way out that make test takes: a venv's and the log files (the jail's
+#   files, as the test suites), frames with wrong ids (reply frames, as the forged reply; it
+#   waits out the 5 s call limit), links and FIFOs in the submission folder (make test's
+#   tests/containment/test_intake.py refuses submission folders that are links).
+ANOTHER_CASE = pytest.mark.sweep
 
 
+@ANOTHER_CASE
 def test_log_replacement_by_links_and_fifos(case):
     """Import-time: links named like log files (to the environment and the hidden suite), or
     FIFOs, wherever the grader might read a log; then os._exit. The grader reads the worker's
@@ -69,6 +81,7 @@ def test_log_replacement_by_links_and_fifos(case):
     assert "exited with status 3" in topic(graded.score, "bptt")["tests"][0]["message"]
 
 
+@ANOTHER_CASE
 def test_links_fifos_and_odd_files_in_the_submission_folder(case):
     """The grader copies regular files by name, never through a link: a link to the reference
     or to the hidden suite, a FIFO, a root-only file and a 5 MB file give no marks, no
@@ -130,6 +143,7 @@ def test_batch_records_a_hanging_submission_as_timeout(case):
     assert float(rows["alice"]["earned"]) == points("bptt") + points("attention") + points("bleu"), rows
 
 
+@ANOTHER_CASE
 def test_frames_with_a_wrong_request_id_cost_at_most_the_call_limit(case):
     """A function writes a reply frame with a wrong id every second (forever; or for 21 s, then
     returns the right answer): each call is charged as a failure within the call limit
@@ -305,6 +319,7 @@ def test_grader_secrets_and_files_stay_out_of_reach(case):
     assert "SNOOP" in message and ":READ:" not in message, message
 
 
+@ANOTHER_CASE
 def test_student_cannot_install_code_into_a_venv(case):
     """Import-time: a .pth file (and sitecustomize.py) written into the site-packages of the
     grader's venvs: no file appears, and the next grading is unaffected."""

@@ -206,6 +206,8 @@ def _files_of(folder: Path) -> dict:
     return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file() and not p.is_symlink()}
 
 
+# An instructor's second `make release` (make sweep): make test checks the first one (`dist`).
+@pytest.mark.sweep
 def test_the_release_is_rebuilt_from_scratch(dist, tmp_path):
     """Building over an earlier build gives the files of a first build (`dist`): nothing is
     left over."""
