@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+ and make):
 #   make grade [SUBMISSION=DIR]   grade the stubs (or DIR) and write reports/
 #   make test                     the repository's own test suite (installs the dev extras)
-#   make sweep                    the long sweeps: seeds, each delivery path's scenarios, the nbgrader round trip, a class of 40, containment as root (CI runs them after make test)
+#   make sweep                    the long sweeps: seeds, each delivery path's scenarios, the nbgrader round trip, a class of 40, every containment attack as root too (CI runs them after make test)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -18,7 +18,7 @@ help:
 	@echo "make grade [SUBMISSION=DIR] [OUT=reports] [GRADE_ARGS='--fail-under 60']"
 	@echo "make test     the repository's tests (engine, content, outside oracles) on TEST_JOBS processes, and make lint beside them"
 	@echo "make lint     ruff, mypy and the import contracts (lint-imports)"
-	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, each delivery path's scenarios, the nbgrader round trip, a class of 40 regraded, containment as root"
+	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, each delivery path's scenarios, the nbgrader round trip, a class of 40 regraded, every containment attack (as root too)"
 	@echo "make stubs    regenerate assignments/ from solutions/"
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
