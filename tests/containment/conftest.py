@@ -82,6 +82,14 @@ def _copy_of_the_checkout() -> dict:
     if AS_ROOT and not shutil.which("runuser"):
         _unavailable("runuser (util-linux) is needed to start the grader as nobody")
     base = Path(tempfile.mkdtemp(prefix="containment-env-"))
+    try:
+        return _copy_into(base)
+    except BaseException:                   # a skip or a failure: nothing is left in /tmp
+        shutil.rmtree(base, ignore_errors=True)
+        raise
+
+
+def _copy_into(base: Path) -> dict:
     base.chmod(0o755)
     checkout, venv = base / "checkout", base / "venv"
     checkout.mkdir()
