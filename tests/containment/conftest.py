@@ -68,8 +68,9 @@ def copied_env(tmp_path_factory) -> CopiedEnv:
     whose site-packages lists the dev venv's (dependencies) and the copy (autograder), all
     owned by nobody when we are root. Built once per run (`once_per_run`: xdist's processes
     share it, as they share the checkout); hashed before and after every case."""
-    env = CopiedEnv(**{k: Path(v) if k != "python" else v
-                       for k, v in once_per_run(tmp_path_factory, "containment-env", _copy_of_the_checkout).items()})
+    made = once_per_run(tmp_path_factory, "containment-env", _copy_of_the_checkout)
+    env = CopiedEnv(Path(made["base"]), Path(made["checkout"]), Path(made["venv"]), made["python"],
+                    Path(made["site_packages"]))
     shared = "PYTEST_XDIST_WORKER" in os.environ
     if shared:
         remove_at_end(tmp_path_factory, env.base)
@@ -146,7 +147,7 @@ def _warm_up(g: Grader) -> bool:
     assert score["earned"] == score["possible"] == UNIT.rubric.points, run.stdout
     # And batch's own modules (the class report), over a class of one.
     warm_class = base / "warm-up-class"
-    shutil.copytree(g.checkout / SOLUTIONS_REL, warm_class / "one")
+    shutil.copytree(g.checkout / SOLUTIONS_REL, warm_class / "one", dirs_exist_ok=True)   # a retry finds it
     run = g.run(["batch", warm_class, "--out", base / "warm-up-batch", "--topic", "attention", *SEED], {},
                 300, base / "logs")
     assert run.returncode == 0, run.stderr
