@@ -12,7 +12,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import pytest  # noqa: E402
-from helpers import REMOVE_AT_END, REPO, SOLUTIONS, grade, once_per_run  # noqa: E402
+from helpers import REMOVE_AT_END, REPO, SOLUTIONS, grade, once_per_run, run_folder  # noqa: E402
 from scheduling import read_durations, start_order, work_unit, write_durations  # noqa: E402
 
 DURATIONS = REPO / ".pytest_durations"
@@ -59,9 +59,7 @@ def pytest_sessionfinish(session) -> None:
         return
     if _measured:
         write_durations(DURATIONS, _measured)
-    if not session.config.getoption("numprocesses", None):
-        return                               # no xdist processes: each fixture removed its own
-    listing = session.config._tmp_path_factory.getbasetemp() / REMOVE_AT_END
+    listing = run_folder(session.config._tmp_path_factory) / REMOVE_AT_END
     if listing.is_file():
         for folder in set(listing.read_text().splitlines()):
             shutil.rmtree(folder, ignore_errors=True)
@@ -82,8 +80,7 @@ def dist(tmp_path_factory):
     Built once per run (`once_per_run`). Tests only read it (a test that edits or grades the
     release works on a copy)."""
     def build():
-        out = tmp_path_factory.getbasetemp().parent / "dist" if "PYTEST_XDIST_WORKER" in os.environ \
-            else tmp_path_factory.mktemp("dist")
+        out = run_folder(tmp_path_factory) / "dist"
         shutil.rmtree(out, ignore_errors=True)              # a build that failed half-way
         return str(_release(out))
     return Path(once_per_run(tmp_path_factory, "dist", build))

@@ -265,16 +265,21 @@ def screenshot_in_chromium(page: Path, png: Path, width: int = 1024, height: int
 
 
 # ----------------------------------------------- what the processes of one run share
+def run_folder(tmp_path_factory) -> Path:
+    """The temporary folder of this whole run: under xdist the controller's, which holds every
+    process's own folder; without xdist the process's own. (Its parent holds the earlier runs.)"""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+
+
 def once_per_run(tmp_path_factory, name: str, build):
-    """`build()`'s result (JSON), computed once per test run: under xdist the first process
-    to ask runs it, under a lock, in the run's folder the processes share; the others wait
-    for it and read what it recorded. A build that raised records nothing: the next process
-    to ask builds again (and most likely fails the same way, with its own message)."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return build()
-    shared = tmp_path_factory.getbasetemp().parent          # this run's folder, not the previous runs'
-    record = shared / f"{name}.json"
-    with open(shared / f"{name}.lock", "w") as lock:
+    """`build()`'s result (JSON), computed once per test run: the first process to ask runs
+    it, under a lock in the run's folder; the others wait for it and read what it recorded.
+    A build that raised records nothing: the next process to ask builds again (and most
+    likely fails the same way, with its own message)."""
+    folder = run_folder(tmp_path_factory)
+    record = folder / f"{name}.json"
+    with open(folder / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not record.exists():
             record.write_text(json.dumps(build()))
@@ -282,9 +287,10 @@ def once_per_run(tmp_path_factory, name: str, build):
 
 
 def remove_at_end(tmp_path_factory, folder: Path) -> None:
-    """Under xdist, remove `folder` (shared by the processes, outside the run's folder) when
-    the whole run ends: in the controller's pytest_sessionfinish, after every process is done."""
-    with open(tmp_path_factory.getbasetemp().parent / REMOVE_AT_END, "a") as listing:
+    """Remove `folder` (one outside the run's folder, which the processes share) when the whole
+    run ends: tests/conftest.py's pytest_sessionfinish, in the run's first process (xdist's
+    controller), after every process is done."""
+    with open(run_folder(tmp_path_factory) / REMOVE_AT_END, "a") as listing:
         listing.write(f"{folder}\n")
 
 

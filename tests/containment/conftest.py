@@ -67,16 +67,13 @@ def copied_env(tmp_path_factory) -> CopiedEnv:
     """The checkout's files (git ls-files, not .venv or .git) copied to /tmp, and a venv
     whose site-packages lists the dev venv's (dependencies) and the copy (autograder), all
     owned by nobody when we are root. Built once per run (`once_per_run`: xdist's processes
-    share it, as they share the checkout); hashed before and after every case."""
+    share it, as they share the checkout), removed when the run ends; hashed before and after
+    every case."""
     made = once_per_run(tmp_path_factory, "containment-env", _copy_of_the_checkout)
     env = CopiedEnv(Path(made["base"]), Path(made["checkout"]), Path(made["venv"]), made["python"],
                     Path(made["site_packages"]))
-    shared = "PYTEST_XDIST_WORKER" in os.environ
-    if shared:
-        remove_at_end(tmp_path_factory, env.base)
-    yield env
-    if not shared:
-        shutil.rmtree(env.base, ignore_errors=True)
+    remove_at_end(tmp_path_factory, env.base)
+    return env
 
 
 def _copy_of_the_checkout() -> dict:
