@@ -25,12 +25,42 @@ class CheckFailed(AssertionError):
         self.kind = kind
 
 
-def rel_error(a, b) -> float:
-    """CS231n's element-wise relative error, maximised (the exercise's own definition)."""
+# ------------------------------------------------------------------ rounding bounds
+# Two correct computations of one number differ by their rounding errors, which depend on
+# the order of the sums and on fused multiply-adds, i.e. on the BLAS kernel the CPU gets
+# (OpenBLAS picks Haswell's FMA kernels on one machine, Sandybridge's on another) and on the
+# thread count. A tolerance must hold for every such pair, so it is stated against a bound
+# that holds for all of them: a D-term sum of products computed in any order, with or
+# without FMA, is off by at most gamma(D) * sum |a_k b_k| (Higham, Accuracy and Stability of
+# Numerical Algorithms, 2nd ed., section 3.1), so two of them differ by twice that. The
+# bound is relative to the magnitude of the terms, not to the result: where the terms
+# cancel, the result's own relative error is unbounded, and a tolerance relative to the
+# result fails a correct code on the entries that happen to be near zero.
+UNIT_ROUNDOFF = 2.0 ** -53
+
+
+def gamma(n: int) -> float:
+    """Higham's gamma_n = n u / (1 - n u): the relative bound of n roundings in a row."""
+    return n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF)
+
+
+def product_scale(a, b) -> np.ndarray:
+    """|a| @ |b|: the magnitude of the terms of a @ b, which its rounding error is bounded by
+    (times gamma of the inner dimension). Pass it as `expect_close(..., scale=...)`."""
+    return np.abs(np.asarray(a, dtype=float)) @ np.abs(np.asarray(b, dtype=float))
+
+
+def rel_error(a, b, scale=None) -> float:
+    """CS231n's element-wise relative error, maximised (the exercise's own definition):
+    max |a - b| / max(|a| + |b|, 1e-8). With `scale` (an array broadcast to a's shape, or a
+    number), the denominator is at least `scale` too: the error of each entry relative to the
+    magnitude of the terms it was computed from (`product_scale`), which rounding bounds."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if not a.size:
         return 0.0
-    ratio = np.abs(a - b) / np.maximum(np.abs(a) + np.abs(b), 1e-8)
+    floor = 1e-8 if scale is None else np.maximum(np.abs(np.asarray(scale, dtype=float)), 1e-8)
+    with np.errstate(invalid="ignore"):
+        ratio = np.abs(a - b) / np.maximum(np.abs(a) + np.abs(b), floor)
     return float(ratio.max())
 
 
@@ -64,8 +94,12 @@ def expect_tuple(value, length: int, what: str) -> tuple:
     return tuple(value)
 
 
-def expect_close(actual, expected, what: str, tol: float = 1e-7, hint: str = "") -> None:
-    """Shape and values of `actual` must match `expected` (max CS231n rel_error <= tol)."""
+def expect_close(actual, expected, what: str, tol: float = 1e-7, hint: str = "", scale=None) -> None:
+    """Shape and values of `actual` must match `expected` (max CS231n rel_error <= tol).
+
+    `scale`: the magnitude of the terms `expected` was computed from (see `rel_error` and
+    `product_scale`); give it wherever entries can cancel to near zero, so that `tol` is a
+    bound any correct summation order meets, on every entry."""
     expected = np.asarray(expected)
     actual = expect_array(actual, expected.shape, what) if expected.ndim else actual
     if expected.ndim == 0:
@@ -76,7 +110,7 @@ def expect_close(actual, expected, what: str, tol: float = 1e-7, hint: str = "")
                 what=what, type=type(actual).__name__)) from None
     if not np.all(np.isfinite(actual)) and np.all(np.isfinite(expected)):
         raise CheckFailed(_("{what} contains nan or inf").format(what=what))
-    err = rel_error(actual, expected)
+    err = rel_error(actual, expected, scale)
     if not err <= tol:
         message = _("{what} is wrong: relative error {error} (allowed {allowed})").format(
             what=what, error=f"{err:.2e}", allowed=f"{tol:.0e}")
