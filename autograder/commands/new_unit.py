@@ -36,7 +36,7 @@ def files(name: str) -> dict[str, str]:
             title: {name.replace("_", " ").capitalize()}
             # Where students find the stubs in their checkout (named in messages).
             stubs: assignments/{name}
-            limits: {{call_timeout_s: 5, import_timeout_s: 10, memory_mb: 512, cpu_s: 60}}
+            limits: {{call_cpu_s: 5, import_cpu_s: 10, memory_mb: 512, cpu_s: 60}}
             preload: [math, numpy]
             # Never shipped to students (glob patterns, relative to this folder).
             secret: [reference, topics/*/test_hidden.py]

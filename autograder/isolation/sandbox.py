@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.i18n import _
 from autograder.intake.files import copy_submission
 from autograder.isolation import callbacks, registry, rewrite, wire
+from autograder.isolation.clock import Budget, ProcessClock
 from autograder.isolation.image import ImageError, WorkerImage, image_config, start_image
 from autograder.isolation.redact import Redactor, redact_paths
 
@@ -65,7 +66,30 @@ class StudentImportError(StudentProblem):
 
 
 class StudentTimeout(StudentProblem):
+    """A call reached a limit (isolation/clock.py): `limit` is "cpu" (it was `seconds` on a
+    CPU: a loop that never ends, or far too much work), "blocked" (it slept or waited that
+    long) or "wall" (the machine was too busy to run it at all: `seconds` of wall clock)."""
+
     outcome = "timeout"
+
+    def __init__(self, what: str, budget: Budget):
+        self.limit = budget.spent or "cpu"
+        self.seconds = budget.wall_s if self.limit == "wall" else budget.cpu_s
+        text = {"cpu": _("{what} used {seconds} s of CPU time without returning (an infinite loop, or far too "
+                         "much work per call)"),
+                "blocked": _("{what} slept or waited for {seconds} s without returning (time.sleep, input(), a "
+                             "lock: nothing the exercise needs)"),
+                "wall": _("{what} did not return within {seconds} s of wall-clock time: the machine was too busy "
+                          "to run it (grade again when it is less loaded)")}[self.limit]
+        super().__init__(text.format(what=what, seconds=f"{self.seconds:g}"))
+
+    def again(self, what: str) -> StudentTimeout:
+        """The same limit, for a later call of the function: it is not run again."""
+        later = StudentTimeout.__new__(StudentTimeout)
+        later.limit, later.seconds = self.limit, self.seconds
+        StudentProblem.__init__(later, _("{what} was not run again: an earlier call reached its limit ({first})")
+                                .format(what=what, first=self.message))
+        return later
 
 
 class StudentCrash(StudentProblem):
@@ -95,7 +119,11 @@ class WorkerDied(Exception):
 
 
 class WorkerTimedOut(Exception):
-    pass
+    """A call reached a limit of its `budget` (`budget.spent`: "cpu" or "wall")."""
+
+    def __init__(self, budget: Budget):
+        super().__init__(budget.spent)
+        self.budget = budget
 
 
 class LogDrain(threading.Thread):
@@ -141,6 +169,7 @@ class Worker:
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
         log_r, log_w = os.pipe()
+        os.set_blocking(self._req_w, False)        # writes wait within a call's budget (`_send`)
         try:
             self.proc = image.spawn(str(self.root), generation, (req_r, resp_w, log_w))
         except ImageError as exc:
@@ -155,19 +184,21 @@ class Worker:
         self._buf = bytearray()
         self._next_id = 0
         self.sandbox_info: dict | None = None
+        self.clock: ProcessClock | None = None     # the CPU time of the process running student code
         # What the request being served lent the worker (token -> grader-side callable); the
         # serial revokes the WorkerRefs of earlier requests.
         self._lent: dict[int, Callable[..., Any]] = {}
         self._tokens = 0
         self._serial = 0
-        self._deadline = 0.0
+        self._budget = Budget(0.0, 0.0, None)
         self._syncs: list[callbacks.ArraySync] = []     # of the callbacks being answered, innermost last
 
     def wait_ready(self) -> dict:
         """The worker's report of the isolation it applied; IsolationError if it could not start."""
         if self.sandbox_info is None:
             try:
-                hello = self._parse(self._read_frame(time.monotonic() + self.limits.startup_timeout_s))
+                startup = self.limits.startup_timeout_s
+                hello = self._parse(self._read_frame(Budget(startup, startup, None)))
             except (WorkerDied, WorkerTimedOut) as exc:
                 self.kill()
                 tail = self._log.tail().strip()[-1500:]
@@ -176,30 +207,32 @@ class Worker:
                 self.kill()
                 raise IsolationError(str(hello.get("error", "the worker refused to start")))
             self.sandbox_info = hello.get("sandbox", {})
+            self.clock = ProcessClock.of_worker(self.proc.pid)
         return self.sandbox_info
 
-    def request(self, message: dict, timeout: float) -> dict:
-        """Send one request and return its reply. One deadline covers writing, reading and
+    def request(self, message: dict, cpu_s: float) -> dict:
+        """Send one request and return its reply. One budget covers writing, reading and
         parsing the reply; a reply to another request is a protocol violation."""
-        return next(self.requests(message, 1, timeout))
+        return next(self.requests(message, 1, cpu_s))
 
-    def requests(self, message: dict, count: int, timeout: float):
+    def _new_budget(self, cpu_s: float) -> Budget:
+        return Budget(cpu_s, cpu_s * self.limits.wall_factor, self.clock)
+
+    def requests(self, message: dict, count: int, cpu_s: float):
         """Send one request that the worker answers with up to `count` replies (a "map"),
-        and yield them as they come; each reply has its own deadline of `timeout` s, as
-        `count` single requests would. Callables in the message that the worker cannot
-        rebuild are lent (see `autograder.isolation.callbacks`): their callbacks are
-        answered here, within the deadline of the reply being waited for."""
+        and yield them as they come; each reply has its own budget (`cpu_s` of the worker's
+        CPU time, `wall_factor` times that of wall clock), as `count` single requests would.
+        Callables in the message that the worker cannot rebuild are lent (see
+        `autograder.isolation.callbacks`): their callbacks are answered here, within the
+        budget of the reply being waited for."""
         self.wait_ready()
         self._next_id += 1
         self._serial += 1
         self._lent, self._syncs = {}, []
-        self._deadline = time.monotonic() + timeout
+        self._budget = self._new_budget(cpu_s)
         request_id = self._next_id
         message = dict(message, id=request_id)
-        try:
-            wire.write_frame(self._req_w, wire.dumps(message, objects=self._encode))
-        except (BrokenPipeError, OSError):
-            raise self._died() from None
+        self._send(wire.dumps(message, objects=self._encode))
         try:
             for _call in range(count):
                 reply = self._next_frame()
@@ -208,7 +241,7 @@ class Worker:
                 yield reply
                 if not reply.get("ok", True):       # the worker stops at the first failing call
                     return
-                self._deadline = time.monotonic() + timeout
+                self._budget = self._new_budget(cpu_s)
         finally:
             if self._next_id == request_id:         # (a generator left unfinished ends later)
                 self._lent = {}
@@ -232,10 +265,10 @@ class Worker:
     def _next_frame(self) -> dict:
         """The worker's next frame that is not a callback, answering callbacks on the way."""
         while True:
-            frame = self._parse(self._read_frame(self._deadline))
-            if time.monotonic() > self._deadline:
+            frame = self._parse(self._read_frame(self._budget))
+            if self._budget.wait_s() <= 0:
                 self.kill()
-                raise WorkerTimedOut()
+                raise WorkerTimedOut(self._budget)
             if frame.get("id") != self._next_id:
                 raise self._violation("wrote something other than a reply on the grader's pipe (an answer to a "
                                       "request that was never sent)")
@@ -248,6 +281,7 @@ class Worker:
         function = self._lent.get(frame["callback"]) if type(frame["callback"]) is int else None
         if function is None:
             raise self._violation("called a function the grader did not lend for this call")
+        started = time.monotonic()                 # the worker waits meanwhile: not the student's time
         args, kwargs = frame.get("args", []), frame.get("kwargs", {})
         sync = callbacks.ArraySync(args, kwargs)
         self._syncs.append(sync)
@@ -264,6 +298,7 @@ class Worker:
         finally:
             self._syncs.pop()
         self._send(payload)
+        self._budget.excuse(time.monotonic() - started)
 
     def invoke(self, ref: callbacks.WorkerRef, args: tuple, kwargs: dict):
         """Call an object the worker keeps for the callback being answered; its result, or
@@ -281,10 +316,23 @@ class Worker:
         raise callbacks.exception_from(frame.get("type", "RuntimeError"), str(frame.get("message", "")))
 
     def _send(self, payload: bytes) -> None:
-        try:
-            wire.write_frame(self._req_w, payload)
-        except (BrokenPipeError, OSError):
-            raise self._died() from None
+        """Write one frame within the budget of the call being served: a worker that stops
+        reading its pipe (a full pipe would block this process) is killed when the call's
+        limit is reached, as one that stops answering is."""
+        data = memoryview(len(payload).to_bytes(8, "big") + payload)
+        while data:
+            try:
+                data = data[os.write(self._req_w, data):]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                raise self._died() from None
+            wait = self._budget.wait_s()
+            if wait <= 0:
+                self.kill()
+                raise WorkerTimedOut(self._budget)
+            select.select([], [self._req_w], [], wait)
 
     def _violation(self, what: str) -> WorkerDied:
         self.kill()
@@ -301,21 +349,21 @@ class Worker:
         # Every report is built from replies: the grader's folders are never named in them.
         return self.redact.strings(reply) if self.redact.may_name(raw) else reply
 
-    def _read_frame(self, deadline: float) -> bytes:
-        header = self._read_exact(8, deadline)
+    def _read_frame(self, budget: Budget) -> bytes:
+        header = self._read_exact(8, budget)
         size = int.from_bytes(header, "big")
         if size > wire.MAX_REPLY_BYTES:
             self.kill()
             raise WorkerDied(self.proc.returncode, "", "sent a reply larger than "
                              f"{wire.MAX_REPLY_BYTES >> 20} MiB")
-        return self._read_exact(size, deadline)
+        return self._read_exact(size, budget)
 
-    def _read_exact(self, n: int, deadline: float) -> bytes:
+    def _read_exact(self, n: int, budget: Budget) -> bytes:
         while len(self._buf) < n:
-            left = deadline - time.monotonic()
+            left = budget.wait_s()
             if left <= 0:
                 self.kill()
-                raise WorkerTimedOut()
+                raise WorkerTimedOut(budget)
             ready, _w, _x = select.select([self._resp_r], [], [], left)
             if not ready:
                 continue
@@ -356,6 +404,8 @@ class Worker:
         if not closed:
             os.close(self._req_w)
             os.close(self._resp_r)
+            if self.clock is not None:
+                self.clock.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -402,7 +452,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self._background: ThreadPoolExecutor | None = None
         self.import_status: dict = {}     # module -> (status, message)
-        self.timed_out: dict = {}         # "module.function" -> seconds
+        self.timed_out: dict[str, StudentTimeout] = {}   # "module.function" -> its first call's timeout
         self.sandbox_info: dict | None = None
         self.restarts = 0
         self.failure: IsolationError | None = None
@@ -454,12 +504,12 @@ class Sandbox:
         if self._own_image:
             self.image.close()
 
-    def _request(self, message: dict, timeout: float, what: str) -> dict:
-        return next(self._requests(message, 1, timeout, what))
+    def _request(self, message: dict, cpu_s: float, what: str) -> dict:
+        return next(self._requests(message, 1, cpu_s, what))
 
-    def _requests(self, message: dict, count: int, timeout: float, what: str, slot: str = "main"):
+    def _requests(self, message: dict, count: int, cpu_s: float, what: str, slot: str = "main"):
         worker = self.worker(slot)
-        replies = worker.requests(message, count, timeout)
+        replies = worker.requests(message, count, cpu_s)
         while True:
             try:
                 reply = next(replies)
@@ -468,10 +518,9 @@ class Sandbox:
             except IsolationError as exc:
                 self.failure = exc       # a replacement worker could not start: the run is void
                 raise
-            except WorkerTimedOut:
+            except WorkerTimedOut as timed_out:
                 self._discard(slot)
-                raise StudentTimeout(_("{what} did not return within {seconds} s (an infinite loop, or far too "
-                                       "slow)").format(what=what, seconds=f"{timeout:g}")) from None
+                raise StudentTimeout(what, timed_out.budget) from None
             except WorkerDied as died:
                 self._discard(slot)
                 output = self.redact(died.log_tail).strip()
@@ -490,7 +539,7 @@ class Sandbox:
         file = f"{module}.py"
         try:
             reply = self._request({"op": "probe", "module": module},
-                                  self.limits.import_timeout_s, _("the import of {file}").format(file=file))
+                                  self.limits.import_cpu_s, _("the import of {file}").format(file=file))
         except StudentTimeout as exc:
             status = ("timeout", _("{problem}: move slow work out of module level in {file}").format(
                 problem=exc.message, file=file))
@@ -567,18 +616,16 @@ class Sandbox:
         if status != "graded":
             raise StudentImportError(message, status)
         if what in self.timed_out:
-            raise StudentTimeout(_("{what} was not run again: an earlier call timed out after {seconds} s (an "
-                                   "infinite loop, or far too slow)").format(
-                what=what, seconds=f"{self.timed_out[what]:g}"))
+            raise self.timed_out[what].again(what)
         lent = {target: callbacks.Lent(value) if callable(value) else value
                 for target, value in (patches or {}).items()}
         request = {"op": "map", "module": module, "function": function,
                    "calls": [{"args": list(args), "kwargs": kwargs} for args, kwargs in calls],
                    "keep": list(self.unit.kept_outputs(module, function)), "patches": lent}
         try:    # every reply is read before any is judged: none may be left in the pipe
-            replies = list(self._requests(request, len(calls), self.limits.call_timeout_s, what, slot))
-        except StudentTimeout:
-            self.timed_out[what] = self.limits.call_timeout_s
+            replies = list(self._requests(request, len(calls), self.limits.call_cpu_s, what, slot))
+        except StudentTimeout as timeout:
+            self.timed_out[what] = timeout
             raise
         return [self._result(module, function, reply) for reply in replies]
 

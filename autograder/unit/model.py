@@ -26,10 +26,15 @@ class UnitError(ValueError):
 
 @dataclass
 class Limits:
-    """A worker's limits (the unit's `limits`)."""
+    """A worker's limits (the unit's `limits`). A call (an import) may spend `call_cpu_s`
+    (`import_cpu_s`) on a CPU and as long asleep or waiting, as the kernel counts them for the
+    process running student code, so the machine's load changes neither; `wall_factor`
+    times that of wall clock is a backstop for a machine too busy to run it
+    (autograder/isolation/clock.py)."""
 
-    call_timeout_s: float = 5.0
-    import_timeout_s: float = 10.0
+    call_cpu_s: float = 5.0
+    import_cpu_s: float = 10.0
+    wall_factor: float = 12.0
     startup_timeout_s: float = 30.0
     memory_mb: int = 1024
     cpu_s: int = 600

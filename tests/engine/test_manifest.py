@@ -18,7 +18,7 @@ from autograder.unit.model import MANIFEST_KEYS, TOPIC_KEYS, UnitError
 MANIFEST = """
     name: tiny_unit
     {extra}
-    limits: {{call_timeout_s: 5{limit_extra}}}
+    limits: {{call_cpu_s: 5{limit_extra}}}
 """
 TOPIC = """
     order: 1

@@ -1,0 +1,153 @@
+"""A call's limits count what the student's code spends, not the machine's load
+(autograder/isolation/clock.py): CPU time and time asleep, read from the kernel, with a
+wall-clock backstop.
+
+make test: the clock on real processes, with every core kept busy by hogs. make sweep: whole
+gradings of a correct but slow submission and of the reference under the same load, which must
+score as on an idle machine, and a busy loop and a sleeping call, still stopped under load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from helpers import SOLUTIONS, grade, make_submission, results_by_id
+
+from autograder.isolation.clock import Budget, ProcessClock
+
+CORES = len(os.sched_getaffinity(0))
+
+
+@contextlib.contextmanager
+def hogs(per_core: int):
+    """`per_core` busy-looping processes per core, for the duration of the block. Each in a
+    session of its own, as the processes of other users and jobs are: with the kernel's
+    autogroup scheduling, hogs of one session would share one process's part of the CPU."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+             for _ in range(per_core * CORES)]
+    try:
+        time.sleep(0.2)                       # running before the measured work starts
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def watched(code: str, cpu_s: float, wall_s: float = 60.0) -> tuple[Budget, float, bool]:
+    """Run `code` in a process of its own and wait for it as the sandbox waits for a call:
+    (the budget, the wall-clock seconds waited, whether the process finished before a limit)."""
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        clock = ProcessClock.of_worker(proc.pid)
+        assert clock is not None, "no /proc/<pid>/schedstat on this machine"
+        budget = Budget(cpu_s, wall_s, clock)
+        while proc.poll() is None:
+            wait = budget.wait_s()
+            if wait <= 0:
+                break
+            try:
+                proc.wait(timeout=min(wait, 0.05))
+            except subprocess.TimeoutExpired:
+                pass
+        finished = proc.poll() is not None and budget.spent is None
+        return budget, time.monotonic() - budget.started, finished
+    finally:
+        proc.kill()
+        proc.wait()
+        clock.close()
+
+
+BURN = "import time\nwhile time.process_time() < {seconds}: pass\n"
+
+
+def test_a_call_slowed_by_the_machines_load_is_within_its_cpu_limit():
+    """0.5 s of CPU while four hogs per core run: the call takes several times that on the wall
+    clock (a wall-clock limit of 1 s would stop it), and is within a CPU limit of 1 s."""
+    with hogs(4):
+        budget, wall, finished = watched(BURN.format(seconds=0.5), cpu_s=1.0)
+    assert wall > 1.0, f"the hogs did not slow the call down (it took {wall:.2f} s): the test shows nothing"
+    assert finished, f"stopped ({budget.spent}) after {wall:.2f} s, {budget.cpu:.2f} s of CPU"
+
+
+def test_a_busy_loop_is_stopped_at_its_cpu_limit_under_load():
+    with hogs(2):
+        budget, wall, finished = watched("while True: pass", cpu_s=0.5)
+    assert not finished and budget.spent == "cpu", (budget.spent, wall)
+    assert 0.5 <= budget.cpu < 1.0, budget.cpu
+
+
+def test_a_sleeping_call_is_stopped_after_its_limit_of_wall_clock_asleep():
+    """Asleep, not waiting for a core: charged from the first second, hogs or not."""
+    with hogs(2):
+        budget, wall, finished = watched("import time; time.sleep(60)", cpu_s=0.5)
+    assert not finished and budget.spent == "blocked", (budget.spent, wall)
+    assert budget.cpu < 0.2 and 0.5 <= wall < 3, (budget.cpu, wall)
+
+
+def test_time_the_grader_spends_answering_is_not_the_calls():
+    """A call waiting 0.8 s for the grader (a callback being answered: excused) has slept for
+    only 0.2 s of its own."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.0)"])
+    try:
+        budget = Budget(0.5, 60, ProcessClock.of_worker(proc.pid))
+        time.sleep(0.3)
+        budget.excuse(0.8)
+        proc.wait()
+        assert budget.wait_s() > 0 and budget.spent is None
+        budget.look()
+        assert budget.blocked < 0.5, budget.blocked
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# ------------------------------------------------------------------------ whole gradings
+SLOW_DECODER = ("def attention_decode(x, Wq, Wk, Wv):", "def attention_decode(x, Wq, Wk, Wv):\n"
+                "    import time\n    _until = time.process_time() + 2.0\n"
+                "    while time.process_time() < _until:\n        pass")
+
+
+def outcomes(score: dict, topic: str) -> dict:
+    return {i: (t["outcome"], t["earned"]) for i, t in results_by_id(score, topic).items()}
+
+
+@pytest.mark.sweep
+def test_a_correct_but_slow_decoder_scores_under_load_what_it_scores_idle(tmp_path):
+    """The reference whose attention_decode first spends 2 s of its own CPU per call (as a
+    decoder looping over the cached positions in Python does at T = 1024): full marks on an
+    idle machine and with three busy processes per core (6.5 s of wall clock per call here)."""
+    sub = make_submission(tmp_path / "slow", replace={"inference_cost.py": [SLOW_DECODER]})
+    _proc, idle = grade(sub, tmp_path / "idle", "--topic", "inference_cost")
+    with hogs(3):
+        _proc, loaded = grade(sub, tmp_path / "loaded", "--topic", "inference_cost")
+    assert outcomes(loaded, "inference_cost") == outcomes(idle, "inference_cost")
+    assert idle["earned"] == idle["possible"], outcomes(idle, "inference_cost")
+
+
+@pytest.mark.sweep
+def test_the_reference_scores_under_load_what_it_scores_idle(tmp_path, reference_score):
+    with hogs(3):
+        _proc, loaded = grade(SOLUTIONS, tmp_path / "loaded")
+    assert loaded["earned"] == loaded["possible"] == reference_score[0]["possible"]
+
+
+@pytest.mark.sweep
+def test_a_busy_loop_and_a_sleep_are_still_stopped_under_load(tmp_path):
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [
+        ("def rel_error(a, b):\n", "def rel_error(a, b):\n    while True:\n        pass\n"),
+        ("def numerical_gradient(f, x, h=1e-6):\n", "def numerical_gradient(f, x, h=1e-6):\n"
+         "    import time\n    time.sleep(3600)\n")]})
+    with hogs(3):
+        _proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
+    tests = results_by_id(score, "bptt")
+    loops = {i: t["message"] for i, t in tests.items() if "rel_error" in t["message"] and t["outcome"] == "timeout"}
+    sleeps = {i: t["message"] for i, t in tests.items() if "numerical_gradient" in t["message"]
+              and t["outcome"] == "timeout"}
+    assert loops and all("s of CPU time" in m for m in loops.values()), tests
+    assert sleeps and all("slept or waited" in m for m in sleeps.values()), tests
