@@ -278,26 +278,82 @@ def expect_gradients(student, numeric, names, what: str, hint: str = "", tol: fl
             raise CheckFailed(_("{message}; {hint}").format(message=message, hint=hint) if hint else message)
 
 
-def diagnose(got, right, hypotheses, same, differs=None) -> str:
-    """The misconception a wrong result shows, as a message for the student, or "".
+class Diagnosis:
+    """Which known mistake a student's results show, judged on EVERY case a test ran.
 
-    `hypotheses` yields (message, wrong): `wrong` is what one known wrong implementation
-    returns on the inputs the student's `got` came from, computed by the suite (say the
-    reference's equations with one mistake), and `right` is the right result there. A
-    hypothesis fits when its mistake shows on these inputs (`differs(wrong, right)`; default:
-    not `same`) and `got` is its result (`same(got, wrong)`: the suite's tolerance). The
-    message is returned when exactly one fits (two hypotheses with one message are one
-    misconception); when none or several fit, "": no diagnosis is better than a guess. A `got`
-    the comparison cannot read (`same` raises TypeError or ValueError: a wrong shape or type)
-    fits none; its own check says what is wrong with it.
+    One case can be reproduced by two mistakes (or by a mistake the code does not make):
+    a mistake is named only when recomputing under it reproduces the student's result on
+    every case recorded, failing or passing, and it explains at least one failing case,
+    and no other known mistake (with another message) does the same.
+
+        diagnosis = Diagnosis(same=lambda a, b: rel_error(a, b) <= 1e-9)
+        for case in cases:
+            got = student(case)
+            diagnosis.case(got, right(case), ((_(text), right(case, **mistake)) for mistake, text in MISTAKES))
+        ...                                  # after every case: fail with diagnosis.message() if it names one
+
+    `hypotheses` yields (message, wrong): what one known wrong implementation returns on the
+    case's inputs, computed by the suite (the reference's equations with one mistake).
+    `same(a, b)` is the suite's tolerance; `differs(wrong, right)` (default: not `same`) says
+    whether the mistake shows on the case at all. A result the comparison cannot read (`same`
+    raises TypeError or ValueError: a wrong shape or type) fits no mistake."""
+
+    def __init__(self, same, differs=None):
+        self.same = same
+        self.differs = differs or (lambda wrong, right_: not same(wrong, right_))
+        self._fits: dict[str, bool] | None = None      # message -> consistent with every case so far
+        self._explains: set[str] = set()               # messages that explain a failing case
+        self.unreadable = False
+
+    def case(self, got, right, hypotheses) -> None:
+        fits: dict[str, bool] = {}
+        try:
+            failing = not self.same(got, right)
+            for message, wrong in hypotheses:     # hypotheses with one message are one misconception
+                reproduced = bool(self.same(got, wrong))
+                fits[message] = fits.get(message, False) or reproduced
+                if failing and reproduced and self.differs(wrong, right):
+                    self._explains.add(message)
+        except (TypeError, ValueError):
+            self.unreadable = True
+            return
+        if self._fits is None:
+            self._fits = fits
+        else:
+            self._fits = {m: self._fits.get(m, False) and ok for m, ok in fits.items()}
+
+    def message(self) -> str:
+        """The one mistake every recorded case agrees with, or "" (none, several, unreadable)."""
+        if self.unreadable or not self._fits:
+            return ""
+        named = [m for m, ok in self._fits.items() if ok and m in self._explains]
+        return named[0] if len(named) == 1 else ""
+
+
+def diagnose(got, right, hypotheses, same, differs=None) -> str:
+    """`Diagnosis` of a single case: the misconception `got` shows there, as a message for the
+    student, or "". Prefer `Diagnosis` where a test runs several cases: a mistake that fits
+    one case may be refuted by another.
 
         MISTAKES = ((dict(squared=False), N_("your loss matches ... : square the residual")), ...)
         known = diagnose(got, loss(x), ((_(text), loss(x, **mistake)) for mistake, text in MISTAKES),
                          same=lambda a, b: rel_error(a, b) <= 1e-9)
     """
-    differs = differs or (lambda wrong, right_: not same(wrong, right_))
-    try:
-        fits = dict.fromkeys(message for message, wrong in hypotheses if differs(wrong, right) and same(got, wrong))
-    except (TypeError, ValueError):
-        return ""
-    return next(iter(fits)) if len(fits) == 1 else ""
+    diagnosis = Diagnosis(same, differs)
+    diagnosis.case(got, right, hypotheses)
+    return diagnosis.message()
+
+
+def first_difference(got, right, name: str, scale=None) -> str:
+    """Where `got` differs most from `right`, with digits enough to see the difference:
+    "D[2, 5] = 1.611042 where 1.611031 is right". `scale` as in `rel_error`."""
+    got, right = np.asarray(got, dtype=float), np.asarray(right, dtype=float)
+    floor = 1e-8 if scale is None else np.maximum(np.abs(np.broadcast_to(scale, right.shape)), 1e-8)
+    with np.errstate(invalid="ignore"):
+        ratio = np.nan_to_num(np.abs(got - right) / np.maximum(np.abs(got) + np.abs(right), floor), nan=np.inf)
+    index = np.unravel_index(int(np.argmax(ratio)), right.shape) if right.ndim else ()
+    a, b = float(got[index]), float(right[index])
+    digits = next((d for d in range(4, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
+    where = f"{name}[{', '.join(map(str, index))}]" if index else name
+    return _("{where} = {got} where {right} is right").format(where=where, got=f"{a:.{digits}g}",
+                                                              right=f"{b:.{digits}g}")

@@ -384,3 +384,29 @@ def test_diagnose_fits_nothing_to_a_result_it_cannot_compare():
     assert diagnose(np.full(3, 2.0), right, hypotheses, same_arrays) == "you added one"
     assert diagnose(["a", "b", "c"], right, hypotheses, same_arrays) == ""          # ValueError inside `same`
     assert diagnose(np.full(3, 2.0), right, hypotheses, lambda got, wrong: got + "x") == ""   # TypeError
+
+
+def test_a_diagnosis_is_named_only_when_it_reproduces_every_case():
+    """Two mistakes give the student's number on the first case; the second case refutes one of
+    them, and a passing case where the other would show refutes it too."""
+    from autograder.authoring.checks import Diagnosis
+
+    same = lambda a, b: abs(a - b) <= 1e-9          # noqa: E731
+    d = Diagnosis(same)
+    d.case(2.0, 1.0, [("A", 2.0), ("B", 2.0)])
+    assert d.message() == ""                           # two fit: no guess
+    d.case(5.0, 3.0, [("A", 5.0), ("B", 4.0)])
+    assert d.message() == "A"
+    d.case(7.0, 7.0, [("A", 8.0), ("B", 7.0)])         # passed where A would have shown
+    assert d.message() == ""
+    unreadable = Diagnosis(lambda a, b: float(a) == b)
+    unreadable.case("not a number", 1.0, [("A", 2.0)])
+    assert unreadable.message() == ""
+
+
+def test_first_difference_shows_digits_enough_to_see_it():
+    from autograder.authoring.checks import first_difference
+
+    got, right = np.array([[1.0, 1.611042], [3.0, 4.0]]), np.array([[1.0, 1.611031], [3.0, 4.0]])
+    assert first_difference(got, right, "D") == "D[0, 1] = 1.61104 where 1.61103 is right"
+    assert first_difference(1.00000012, 1.00000011, "x") == "x = 1.00000012 where 1.00000011 is right"
