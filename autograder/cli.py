@@ -63,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     b.add_argument("--shard", default="1/1", metavar="K/N", help="grade only the K-th of N shards (1-based)")
     b.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
-                   help="wall-clock limit per submission; a submission over it is recorded as timeout")
+                   help="CPU seconds a submission's grading may use (the grader and its workers; the "
+                        "wall clock is a backstop of 4 times that); a submission over it is recorded as timeout")
     b.add_argument("--force", action="store_true",
                    help="regrade every submission (default: skip those graded before by the same grader version "
                         "with the same seed)")

@@ -79,11 +79,11 @@ def kill_matrix_class(root: Path, killing_tests_only: bool = False) -> dict:
     return plan
 
 
-def grade_class(root: Path, out: Path, plan: dict, *extra) -> dict:
+def grade_class(root: Path, out: Path, plan: dict, *extra, env: dict | None = None) -> dict:
     """One `batch --plan` run over `root`; (kind, name) -> score.json of every submission."""
     plan_file = out.parent / f"{out.name}.plan.json"
     plan_file.write_text(json.dumps(plan))
-    proc = run_grader("batch", root, "--out", out, "--jobs", "2", "--plan", plan_file, *extra, timeout=1800)
+    proc = run_grader("batch", root, "--out", out, "--jobs", "2", "--plan", plan_file, *extra, env=env, timeout=1800)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     scores = {}
     for d in (out / "students").iterdir():

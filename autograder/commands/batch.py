@@ -43,6 +43,7 @@ from autograder.grading.score import GraderError
 from autograder.grading.seed import submission_seed
 from autograder.intake import submissions
 from autograder.intake.manifest import read_manifest, tampered_files
+from autograder.isolation.clock import Budget, TreeClock
 from autograder.isolation.image import image_config, start_image
 from autograder.pipeline import EXIT_GRADER, EXIT_OK, ArtefactsHook, grade_and_report, limit_own_memory, stop_on_sigterm
 from autograder.reports import class_report
@@ -54,6 +55,7 @@ from autograder.unit.model import UnitError
 from autograder.version import grader_version
 
 STOP_GRACE_S = 5.0
+WALL_FACTOR = 4        # a submission's wall-clock backstop: 4 times its CPU limit (--timeout)
 
 
 class JobTimedOut(Exception):
@@ -93,7 +95,10 @@ class Job:
         self._buf = b""
 
     def grade(self, task: dict, timeout: float) -> dict:
-        deadline = time.monotonic() + timeout
+        """The job's answer for `task`. `timeout` is CPU time of the job and every process it
+        started (its worker image and workers), read from the kernel, so that a busy machine
+        does not time a submission out; the wall clock is a backstop of WALL_FACTOR times it."""
+        budget = Budget(timeout, WALL_FACTOR * timeout, TreeClock(self.proc.pid))
         try:
             self._stdin.write((json.dumps(task) + "\n").encode())
             self._stdin.flush()
@@ -101,9 +106,9 @@ class Job:
             raise JobDied(self.tail()) from None
         fd = self._stdout.fileno()
         while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
+            left = budget.wait_s()
             if left <= 0:
-                raise JobTimedOut()
+                raise JobTimedOut(budget.spent)
             ready, _, _ = select.select([fd], [], [], left)
             if ready:
                 chunk = os.read(fd, 1 << 16)
@@ -322,8 +327,9 @@ def grade_in_job(job: Job, entry, out: Path, timeout: float, topics: list[str] |
     try:
         reply = job.grade({"submission": str(entry.folder), "out": str(out), "topics": topics,
                            "shown_as": entry.shown_as}, timeout)
-    except JobTimedOut:
-        return dict(row, status="timeout", detail=f"grading took longer than {timeout:g} s"), False
+    except JobTimedOut as timed_out:
+        limit = f"{timeout:g} s of CPU time" if str(timed_out) == "cpu" else f"{WALL_FACTOR * timeout:g} s"
+        return dict(row, status="timeout", detail=f"grading took longer than {limit}"), False
     except JobDied as died:
         return dict(row, detail=f"the grading process stopped: {died}"), False
     if reply.get("status") != "graded":

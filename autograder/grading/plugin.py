@@ -148,6 +148,12 @@ class Collector:
                           duration=call.duration, start=call.start, stop=call.stop)
 
     @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """The calls a test makes spend its topic's budget (Sandbox.spent)."""
+        self.sandbox.charged_to = self.key(item)[0]
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_teardown(self, item, nextitem):
         yield      # after the teardown: a topic's module fixtures have finished too
         if self.topic_done is not None:

@@ -22,9 +22,11 @@ reason in the student's own paths.
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -42,7 +44,8 @@ MAX_WRAPPERS = 8                # single wrapper folders looked through (lee/lee
 JUNK = frozenset({"__MACOSX", ".DS_Store", "Thumbs.db"})   # what archivers add beside a wrapper
 # An archive is unpacked by a child that stops at the first limit it meets. A student's
 # repository is a few MB; a bomb declares terabytes in a few MB of zeros.
-UNPACK_LIMITS = {"bytes": 256 << 20, "members": 20_000, "ratio": 200, "seconds": 20.0}
+UNPACK_LIMITS = {"bytes": 256 << 20, "members": 20_000, "ratio": 200, "seconds": 20.0}   # seconds: of CPU
+UNPACK_WALL_FACTOR = 6
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]      # the folder holding autograder/
 RATIO_FLOOR = 16 << 20          # below this many unpacked bytes the ratio is not judged (tar headers compress well)
 
@@ -226,11 +229,16 @@ def _unpack_in_child(archive: Path, target: Path, wanted: set[str]) -> dict:
     # of ~50 ms rather than ~200 ms on a loaded machine); this package is found where it is.
     child = (f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); "
              "import autograder.intake.submissions as i; i._child_main()")
+    too_long = {"refused": f"unpacking it took longer than {limits['seconds']:g} s"}
     try:
+        # The child's limit is CPU time (RLIMIT_CPU, set by itself): a busy machine does not make
+        # a valid archive too slow. The wall clock is a backstop several times that.
         done = subprocess.run([sys.executable, "-I", "-S", "-c", child, task], capture_output=True,
-                              timeout=limits["seconds"], start_new_session=True)
+                              timeout=UNPACK_WALL_FACTOR * limits["seconds"], start_new_session=True)
     except subprocess.TimeoutExpired:
-        return {"refused": f"unpacking it took longer than {limits['seconds']:g} s"}
+        return too_long
+    if done.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        return too_long
     try:
         return json.loads(done.stdout.decode().strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -241,6 +249,8 @@ def _child_main() -> None:
     memory = 512 << 20              # module files are read 2 MB at most: this is plenty
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     task = json.loads(sys.argv[1])
+    cpu = max(1, math.ceil(task["limits"]["seconds"]))          # whole seconds: the kernel's unit
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     print(json.dumps(_unpack(Path(task["archive"]), Path(task["target"]), set(task["wanted"]), task["limits"])))
 
 

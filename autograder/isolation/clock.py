@@ -15,7 +15,7 @@ A wall-clock backstop several times the limit ends a call on a machine so overlo
 neither clock reaches its limit.
 
     clock = ProcessClock.of_worker(worker_pid)      # None where the kernel cannot tell
-    budget = Budget(cpu_s=5, wall_s=60, clock=clock)  # at the start of one call
+    budget = Budget(cpu_s=5, wall_s=60, clock=clock, blocked_s=5)  # at the start of one call
     budget.excuse(seconds)   # the grader worked for the call (a callback) this long
     budget.wait_s()          # how long to wait for the reply before looking again; 0: spent
     budget.spent             # "cpu", "blocked" or "wall" once a limit was reached
@@ -71,15 +71,50 @@ class ProcessClock:
             self._fd = -1
 
 
-class Budget:
-    """The limits of one call: `cpu_s` on a CPU, as long blocked, `wall_s` of wall clock."""
+class TreeClock:
+    """The CPU time of a process and all its descendants (alive, or ended and reaped by one of
+    them), from /proc/<pid>/stat: a batch job grading a submission, its worker image and the
+    workers it forks. `times()` as ProcessClock's, without the waiting time (0)."""
 
-    def __init__(self, cpu_s: float, wall_s: float, clock: ProcessClock | None):
-        self.cpu_s, self.wall_s, self.clock = cpu_s, max(wall_s, cpu_s), clock
+    TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def __init__(self, pid: int):
+        self.pid = pid
+
+    def times(self) -> tuple[float, float] | None:
+        total, todo, seen = 0, [self.pid], set()
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+                total += sum(int(f) for f in fields[11:15])      # utime stime cutime cstime
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children") as fh:
+                        todo += [int(c) for c in fh.read().split()]
+            except (OSError, ValueError):
+                if pid == self.pid:
+                    return None
+        return total / self.TICK, 0.0
+
+
+class Budget:
+    """The limits of one call: `cpu_s` on a CPU, `blocked_s` blocked (None: not limited),
+    `wall_s` of wall clock."""
+
+    def __init__(self, cpu_s: float, wall_s: float, clock: ProcessClock | TreeClock | None,
+                 blocked_s: float | None = None):
+        self.cpu_s, self.wall_s, self.clock, self.blocked_s = cpu_s, max(wall_s, cpu_s), clock, blocked_s
         self.started = time.monotonic()
         self._start = clock.times() if clock is not None else None
         self.excused = 0.0
-        self._next_look = self.started + cpu_s    # neither clock runs faster than the wall clock
+        # One process's clocks never run faster than the wall clock; a tree's may (a process per
+        # core): it is looked at once a second at least.
+        self._longest_wait = cpu_s if clock is None or isinstance(clock, ProcessClock) else 1.0
+        self._next_look = self.started + min(cpu_s, self._longest_wait)
         self.spent: str | None = None             # "cpu", "blocked" or "wall", once a limit is reached
         self.cpu = self.blocked = 0.0             # what the call had used at the last look
 
@@ -108,11 +143,13 @@ class Budget:
         if time.monotonic() < self._next_look:
             return self._next_look - time.monotonic()
         wall = self.look()
-        left = {"cpu": self.cpu_s - self.cpu, "blocked": self.cpu_s - self.blocked, "wall": self.wall_s - wall}
+        left = {"cpu": self.cpu_s - self.cpu, "wall": self.wall_s - wall}
+        if self.blocked_s is not None:
+            left["blocked"] = self.blocked_s - self.blocked
         spent = [limit for limit, seconds in left.items() if seconds <= 0]
         if spent:
             self.spent = spent[0]
             return 0.0
-        wait = max(min(left.values()), MIN_WAIT_S)
+        wait = max(min(*left.values(), self._longest_wait), MIN_WAIT_S)
         self._next_look = time.monotonic() + wait
         return wait

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograder.i18n import _
+from autograder.i18n import N_, _
 from autograder.intake.files import copy_submission
 from autograder.isolation import callbacks, registry, rewrite, wire
 from autograder.isolation.clock import Budget, ProcessClock
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from autograder.unit.model import Limits, Unit
 
 LOG_TAIL_BYTES = 4096
+IMPORTS = "(imports)"          # the budget the imports of a grading share (Sandbox.spent)
 
 
 # ---------------------------------------------------------------------------- problems
@@ -68,20 +69,29 @@ class StudentImportError(StudentProblem):
 class StudentTimeout(StudentProblem):
     """A call reached a limit (isolation/clock.py): `limit` is "cpu" (it was `seconds` on a
     CPU: a loop that never ends, or far too much work), "blocked" (it slept or waited that
-    long) or "wall" (the machine was too busy to run it at all: `seconds` of wall clock)."""
+    long), "wall" (the machine was too busy to run it at all: `seconds` of wall clock), or
+    "topic" / "submission" (the calls of the topic's tests, or of the whole grading, have
+    spent their budget of `seconds` between them)."""
 
     outcome = "timeout"
+    TEXTS = {
+        "cpu": N_("{what} used {seconds} s of CPU time without returning (an infinite loop, or far too much work "
+                  "per call)"),
+        "blocked": N_("{what} slept or waited for {seconds} s without returning (time.sleep, input(), a lock: "
+                      "nothing the exercise needs)"),
+        "wall": N_("{what} did not return within {seconds} s of wall-clock time: the machine was too busy to run "
+                   "it (grade again when it is less loaded)"),
+        "topic": N_("{what} was stopped: the calls of this topic's tests have used {seconds} s of CPU time and "
+                    "sleep between them, all this topic may use (make each call faster)"),
+        "submission": N_("{what} was stopped: the calls of this grading have used {seconds} s of CPU time and "
+                         "sleep between them, all one grading may use (make each call faster)"),
+        "imports": N_("{what} was stopped: importing the submission's modules has taken {seconds} s of CPU time "
+                      "and sleep in all, all the imports may take (move slow work out of module level)"),
+    }
 
-    def __init__(self, what: str, budget: Budget):
-        self.limit = budget.spent or "cpu"
-        self.seconds = budget.wall_s if self.limit == "wall" else budget.cpu_s
-        text = {"cpu": _("{what} used {seconds} s of CPU time without returning (an infinite loop, or far too "
-                         "much work per call)"),
-                "blocked": _("{what} slept or waited for {seconds} s without returning (time.sleep, input(), a "
-                             "lock: nothing the exercise needs)"),
-                "wall": _("{what} did not return within {seconds} s of wall-clock time: the machine was too busy "
-                          "to run it (grade again when it is less loaded)")}[self.limit]
-        super().__init__(text.format(what=what, seconds=f"{self.seconds:g}"))
+    def __init__(self, what: str, limit: str, seconds: float):
+        self.limit, self.seconds = limit, seconds
+        super().__init__(_(self.TEXTS[limit]).format(what=what, seconds=f"{seconds:g}"))
 
     def again(self, what: str) -> StudentTimeout:
         """The same limit, for a later call of the function: it is not run again."""
@@ -216,12 +226,18 @@ class Worker:
         return next(self.requests(message, 1, cpu_s))
 
     def _new_budget(self, cpu_s: float) -> Budget:
-        return Budget(cpu_s, cpu_s * self.limits.wall_factor, self.clock)
+        return Budget(cpu_s, cpu_s * self.limits.wall_factor, self.clock, blocked_s=cpu_s)
 
-    def requests(self, message: dict, count: int, cpu_s: float):
+    @property
+    def budget(self) -> Budget:
+        """The budget of the reply being waited for (or the last one)."""
+        return self._budget
+
+    def requests(self, message: dict, count: int, cpu_s: float | Callable[[], float]):
         """Send one request that the worker answers with up to `count` replies (a "map"),
         and yield them as they come; each reply has its own budget (`cpu_s` of the worker's
-        CPU time, `wall_factor` times that of wall clock), as `count` single requests would.
+        CPU time and as much asleep, `wall_factor` times that of wall clock; a callable gives
+        each reply's), as `count` single requests would.
         Callables in the message that the worker cannot rebuild are lent (see
         `autograder.isolation.callbacks`): their callbacks are answered here, within the
         budget of the reply being waited for."""
@@ -229,10 +245,11 @@ class Worker:
         self._next_id += 1
         self._serial += 1
         self._lent, self._syncs = {}, []
-        self._budget = self._new_budget(cpu_s)
+        allowance = cpu_s if callable(cpu_s) else lambda: cpu_s
         request_id = self._next_id
-        message = dict(message, id=request_id)
-        self._send(wire.dumps(message, objects=self._encode))
+        payload = wire.dumps(dict(message, id=request_id), objects=self._encode)
+        self._budget = self._new_budget(allowance())       # from here on the worker waits for us or works
+        self._send(payload)
         try:
             for _call in range(count):
                 reply = self._next_frame()
@@ -241,7 +258,7 @@ class Worker:
                 yield reply
                 if not reply.get("ok", True):       # the worker stops at the first failing call
                     return
-                self._budget = self._new_budget(cpu_s)
+                self._budget = self._new_budget(allowance())
         finally:
             if self._next_id == request_id:         # (a generator left unfinished ends later)
                 self._lent = {}
@@ -265,7 +282,10 @@ class Worker:
     def _next_frame(self) -> dict:
         """The worker's next frame that is not a callback, answering callbacks on the way."""
         while True:
-            frame = self._parse(self._read_frame(self._budget))
+            raw = self._read_frame(self._budget)
+            parsing = time.monotonic()
+            frame = self._parse(raw)
+            self._budget.excuse(time.monotonic() - parsing)   # the grader's time, not the worker's
             if self._budget.wait_s() <= 0:
                 self.kill()
                 raise WorkerTimedOut(self._budget)
@@ -453,6 +473,11 @@ class Sandbox:
         self._background: ThreadPoolExecutor | None = None
         self.import_status: dict = {}     # module -> (status, message)
         self.timed_out: dict[str, StudentTimeout] = {}   # "module.function" -> its first call's timeout
+        # What the student's calls have spent (CPU and sleep, isolation/clock.py), per topic: the
+        # topic whose test is running (`charged_to`, set by the grading's pytest plugin), else
+        # the called module's. Each topic, and the whole grading, has a budget (`Limits`).
+        self.charged_to: str | None = None
+        self.spent: dict[str, float] = {}
         self.sandbox_info: dict | None = None
         self.restarts = 0
         self.failure: IsolationError | None = None
@@ -504,12 +529,44 @@ class Sandbox:
         if self._own_image:
             self.image.close()
 
-    def _request(self, message: dict, cpu_s: float, what: str) -> dict:
-        return next(self._requests(message, 1, cpu_s, what))
+    def _request(self, message: dict, cpu_s: float, what: str, topic: str) -> dict:
+        return next(self._requests(message, 1, cpu_s, what, topic))
 
-    def _requests(self, message: dict, count: int, cpu_s: float, what: str, slot: str = "main"):
+    def _allowance(self, topic: str, cpu_s: float) -> tuple[float, str | None]:
+        """The seconds the next call may spend, and the budget that shortens it below `cpu_s`
+        ("topic", "submission" or "imports"), or None. The imports of a grading share one
+        budget (IMPORTS: an import that hangs in every module costs one import's limit)."""
+        with self._lock:
+            if topic == IMPORTS:
+                left = {"imports": self.limits.import_cpu_s - self.spent.get(IMPORTS, 0.0)}
+            else:
+                left = {"topic": self.limits.topic_s - self.spent.get(topic, 0.0),
+                        "submission": self.limits.submission_s - sum(self.spent.values())}
+        shortest = min(left, key=lambda k: left[k])
+        return (left[shortest], shortest) if left[shortest] < cpu_s else (cpu_s, None)
+
+    def _budget_seconds(self, name: str) -> float:
+        return {"topic": self.limits.topic_s, "submission": self.limits.submission_s,
+                "imports": self.limits.import_cpu_s}[name]
+
+    def _charge(self, topic: str, budget: Budget) -> None:
+        budget.look()
+        with self._lock:
+            self.spent[topic] = self.spent.get(topic, 0.0) + budget.cpu + max(budget.blocked, 0.0)
+
+    def _requests(self, message: dict, count: int, cpu_s: float, what: str, topic: str, slot: str = "main"):
+        allowed, budget_name = self._allowance(topic, cpu_s)
+        if allowed <= 0:
+            assert budget_name is not None              # only a budget can leave nothing
+            raise StudentTimeout(what, budget_name, self._budget_seconds(budget_name))
+
+        def allowance() -> float:                       # each reply of a map: what is left then
+            nonlocal budget_name
+            seconds, budget_name = self._allowance(topic, cpu_s)
+            return max(seconds, 0.0)
+
         worker = self.worker(slot)
-        replies = worker.requests(message, count, cpu_s)
+        replies = worker.requests(message, count, allowance)
         while True:
             try:
                 reply = next(replies)
@@ -519,8 +576,13 @@ class Sandbox:
                 self.failure = exc       # a replacement worker could not start: the run is void
                 raise
             except WorkerTimedOut as timed_out:
+                budget = timed_out.budget
+                self._charge(topic, budget)
                 self._discard(slot)
-                raise StudentTimeout(what, timed_out.budget) from None
+                if budget_name and budget.spent in ("cpu", "blocked"):
+                    raise StudentTimeout(what, budget_name, self._budget_seconds(budget_name)) from None
+                seconds = budget.wall_s if budget.spent == "wall" else cpu_s
+                raise StudentTimeout(what, budget.spent or "cpu", seconds) from None
             except WorkerDied as died:
                 self._discard(slot)
                 output = self.redact(died.log_tail).strip()
@@ -529,6 +591,7 @@ class Sandbox:
                 raise StudentCrash(_("the process running your code {how} during {what}{detail}").format(
                     how=how, what=what, detail=detail)) from None
             self.sandbox_info = worker.sandbox_info
+            self._charge(topic, worker.budget)
             yield reply
 
     # ------------------------------------------------------------------ imports
@@ -538,8 +601,8 @@ class Sandbox:
             return self.import_status[module]
         file = f"{module}.py"
         try:
-            reply = self._request({"op": "probe", "module": module},
-                                  self.limits.import_cpu_s, _("the import of {file}").format(file=file))
+            reply = self._request({"op": "probe", "module": module}, self.limits.import_cpu_s,
+                                  _("the import of {file}").format(file=file), IMPORTS)
         except StudentTimeout as exc:
             status = ("timeout", _("{problem}: move slow work out of module level in {file}").format(
                 problem=exc.message, file=file))
@@ -563,6 +626,10 @@ class Sandbox:
         self.import_status[module] = status
         return status
 
+    def _topic_of(self, module: str) -> str:
+        topic = self.unit.modules.get(module)
+        return topic.id if topic is not None else module
+
     # -------------------------------------------------------------------- calls
     def call(self, module: str, function: str, args: tuple, kwargs: dict, patches: dict | None = None):
         """(result, names of the arguments it modified, notes) of one call into student code;
@@ -570,7 +637,7 @@ class Sandbox:
         return self.call_many(module, function, [(args, kwargs)], patches)[0]
 
     def call_replaced(self, module: str, function: str, args: tuple, replace: dict, patches: dict | None = None,
-                      background: bool = False):
+                      topic: str | None = None):
         """`call` in a worker of its own, started for this call from a copy of the submission
         in which the functions named in `replace` ({"module.function": rewrite.Body}) run
         other code: the student's own def makes them (see isolation/rewrite.py), so the call
@@ -580,7 +647,7 @@ class Sandbox:
             slot = f"replaced-{self._generation}"
         self._replace[slot], self._workers[slot] = replace, None
         try:
-            return self.call_many(module, function, [(args, {})], patches, slot)[0]
+            return self.call_many(module, function, [(args, {})], patches, slot, topic)[0]
         finally:
             worker = self._workers.pop(slot, None)
             self._replace.pop(slot, None)
@@ -593,12 +660,14 @@ class Sandbox:
         holding the same submission), or without a spare on the main worker when its result
         is first asked: its `result()` is what `call` would return, or raises what it would
         raise. Calls submitted together run one after another."""
+        topic = self.charged_to                        # the test that submitted it pays for it
         if replace:
-            run = lambda: self.call_replaced(module, function, args, replace, patches)  # noqa: E731
+            run = lambda: self.call_replaced(module, function, args, replace, patches, topic)  # noqa: E731
         else:
-            run = lambda: self.call_many(module, function, [(args, {})], patches, "spare")[0]  # noqa: E731
+            run = lambda: self.call_many(module, function, [(args, {})], patches, "spare", topic)[0]  # noqa: E731
         if not self.spare:
-            return Pending(run if replace else lambda: self.call(module, function, args, {}, patches))
+            return Pending(run if replace else
+                           lambda: self.call_many(module, function, [(args, {})], patches, "main", topic)[0])
         self.probe(module)               # here: the main worker serves this thread only
         if self._background is None:
             self._background = ThreadPoolExecutor(1, thread_name_prefix="autograder-spare")
@@ -606,11 +675,12 @@ class Sandbox:
         return Pending(running.result)
 
     def call_many(self, module: str, function: str, calls: list, patches: dict | None = None,
-                  slot: str = "main") -> list:
+                  slot: str = "main", topic: str | None = None) -> list:
         """The same function on each (args, kwargs) of `calls`, in one exchange with the
         worker (a test that makes hundreds of calls pays the process boundary once); the
         first failing call raises, as in a loop of single calls. Each call has the call
-        time limit."""
+        time limit. The calls spend `topic`'s budget (default: the topic being graded)."""
+        topic = topic or self.charged_to or self._topic_of(module)
         what = f"{module}.{function}()"
         status, message = self.probe(module)
         if status != "graded":
@@ -623,9 +693,10 @@ class Sandbox:
                    "calls": [{"args": list(args), "kwargs": kwargs} for args, kwargs in calls],
                    "keep": list(self.unit.kept_outputs(module, function)), "patches": lent}
         try:    # every reply is read before any is judged: none may be left in the pipe
-            replies = list(self._requests(request, len(calls), self.limits.call_cpu_s, what, slot))
+            replies = list(self._requests(request, len(calls), self.limits.call_cpu_s, what, topic, slot))
         except StudentTimeout as timeout:
-            self.timed_out[what] = timeout
+            if timeout.limit not in ("topic", "submission"):    # a spent budget is no fault of this function's
+                self.timed_out[what] = timeout
             raise
         return [self._result(module, function, reply) for reply in replies]
 

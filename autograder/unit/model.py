@@ -35,6 +35,11 @@ class Limits:
     call_cpu_s: float = 5.0
     import_cpu_s: float = 10.0
     wall_factor: float = 12.0
+    # What the calls of one topic's tests (and of a whole grading) may spend between them,
+    # CPU and sleep: a function just under the call limit, called hundreds of times, must not
+    # hold a grading (a class) for half an hour.
+    topic_s: float = 30.0
+    submission_s: float = 120.0
     startup_timeout_s: float = 30.0
     memory_mb: int = 1024
     cpu_s: int = 600

@@ -114,18 +114,36 @@ class Run:
     elapsed: float
     maxrss_kb: int          # peak resident memory of the run's biggest process (wait4)
     killed: bool            # we had to kill it: it outlived its time limit
+    cpu_s: float = 0.0      # CPU time of the whole process tree (the launcher reaps every descendant)
+
+    def within(self, seconds: float) -> bool:
+        """Whether the run was sane in time: at most `seconds` of CPU for the whole tree (what
+        the machine's load cannot change) and three times that of wall clock (the load can
+        slow a run down, but not without end)."""
+        return not self.killed and self.cpu_s < seconds and self.elapsed < 3 * seconds
 
 
 # wait4's peak memory of a process counts the pages it started with, and a forked child starts
 # with its parent's: a child of this test process (hundreds of MB once torch or in-process
 # gradings have run in it) would report the test process's size. So a small launcher forks
 # the command, and writes its exit status and peak where the harness reads them.
+# The launcher is also the tree's subreaper: a descendant whose parent ends before it (a worker
+# the worker image killed) is reaped by it, so the CPU time of every process of the run counts.
 LAUNCHER = """
-import os, subprocess, sys
+import ctypes, os, resource, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)            # PR_SET_CHILD_SUBREAPER
 proc = subprocess.Popen(sys.argv[2:])
 _, status, usage = os.wait4(proc.pid, 0)
+until = time.monotonic() + 2                        # orphans ending now (a killed worker)
+while time.monotonic() < until:
+    try:
+        if os.waitpid(-1, os.WNOHANG)[0] == 0:
+            time.sleep(0.01)
+    except ChildProcessError:
+        break
+tree = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(sys.argv[1], "w") as result:
-    result.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+    result.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss} {tree.ru_utime + tree.ru_stime}")
 """
 
 
@@ -153,10 +171,12 @@ def run_measured(cmd, cwd, env, timeout: float, logs: Path) -> Run:
         elapsed = time.monotonic() - started
     proc.returncode = os.waitstatus_to_exitcode(status)      # reaped here, not by Popen
     returncode, maxrss_kb = proc.returncode, usage.ru_maxrss   # the launcher's, where it was killed
+    cpu_s = usage.ru_utime + usage.ru_stime
     if result_path.is_file():
-        returncode, maxrss_kb = map(int, result_path.read_text().split())
+        code, peak, tree = result_path.read_text().split()
+        returncode, maxrss_kb, cpu_s = int(code), int(peak), float(tree)
     return Run(cmd, returncode, out_path.read_bytes().decode("utf-8", "replace"),
-               err_path.read_bytes().decode("utf-8", "replace"), elapsed, maxrss_kb, killed)
+               err_path.read_bytes().decode("utf-8", "replace"), elapsed, maxrss_kb, killed, cpu_s)
 
 
 @dataclass
@@ -485,7 +505,7 @@ class Case:
         out = out or self.out_dir()
         run = self.run("grade", sub, "--out", out, *SEED, *(a for t in topics for a in ("--topic", t)), *extra,
                        env=env, timeout=within + 30)
-        assert not run.killed and run.elapsed < within, f"grading took {run.elapsed:.1f} s (limit {within} s)"
+        assert run.within(within), f"grading took {run.elapsed:.1f} s, {run.cpu_s:.1f} s of CPU (limit {within} s)"
         assert run.returncode == expect_exit, f"exit {run.returncode}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
         graded = GradeRun(run, out)
         if out.exists():
@@ -497,7 +517,7 @@ class Case:
     def batch(self, root: Path, *args, within: float = SANE_S) -> tuple[Run, Path, dict]:
         out = self.out_dir()
         run = self.run("batch", root, "--out", out, *SEED, *args, timeout=within + 30)
-        assert not run.killed and run.elapsed < within, f"batch took {run.elapsed:.1f} s (limit {within} s)"
+        assert run.within(within), f"batch took {run.elapsed:.1f} s, {run.cpu_s:.1f} s of CPU (limit {within} s)"
         assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
         assert (out / "class.csv").exists(), "batch wrote no class.csv"
         check_reports(out, run, self.secret)

@@ -130,15 +130,21 @@ def test_batch_one_student_cannot_kill_another(case):
 
 @CLASS_SCALE
 def test_batch_records_a_hanging_submission_as_timeout(case):
-    """batch --timeout 8: a submission whose every import hangs (and swallows every
-    exception) is stopped and recorded as `timeout`; the class file is written and the
-    other student is graded."""
+    """batch --timeout 8 (CPU seconds of a grading): a submission whose every import sleeps
+    forever (and swallows every exception) is stopped after one import's limit, since the
+    imports of a grading share one budget: every topic `timeout`, nothing earned. One whose
+    every import spins is stopped at the batch's limit and recorded as `timeout`. The class
+    file is written and the other student is graded."""
     root = case.dir / "class"
     case.submission("class/alice")
-    case.submission("class/hangs", append={m: payload("hang_at_import") for m in ("bptt.py", "attention.py", "bleu.py")})
+    modules = ("bptt.py", "attention.py", "bleu.py")
+    case.submission("class/hangs", append={m: payload("hang_at_import") for m in modules})
+    case.submission("class/spins", append={m: payload("spin_at_import") for m in modules})
     run, out, rows = case.batch(root, "--jobs", "2", "--timeout", "8", "--topic", "bptt", "--topic", "attention",
-                                "--topic", "bleu", within=30)
-    assert rows["hangs"]["status"] == "timeout", rows
+                                "--topic", "bleu", within=40)
+    assert rows["hangs"]["status"] == "graded" and float(rows["hangs"]["earned"]) == 0, rows
+    assert {rows["hangs"][f"{t}_status"] for t in ("bptt", "attention", "bleu")} == {"timeout"}, rows
+    assert rows["spins"]["status"] == "timeout" and "8 s of CPU time" in rows["spins"]["detail"], rows
     assert rows["alice"]["status"] == "graded", rows
     assert float(rows["alice"]["earned"]) == points("bptt") + points("attention") + points("bleu"), rows
 
@@ -148,7 +154,7 @@ def test_frames_with_a_wrong_request_id_cost_at_most_the_call_limit(case):
     """A function writes a reply frame with a wrong id every second (forever; or for 21 s, then
     returns the right answer): each call is charged as a failure within the call limit
     (5 s) plus slack, never the 21 s, and grading ends."""
-    limit = UNIT.limits.call_timeout_s
+    limit = UNIT.limits.call_cpu_s
     sub = case.submission("sub", append={"bptt.py": payload("wrong_request_id")})
     graded = case.grade(sub, "bptt", "attention")
     expect_full_marks(graded.score, "attention")

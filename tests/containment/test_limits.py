@@ -46,7 +46,7 @@ def watched(code: str, cpu_s: float, wall_s: float = 60.0) -> tuple[Budget, floa
     try:
         clock = ProcessClock.of_worker(proc.pid)
         assert clock is not None, "no /proc/<pid>/schedstat on this machine"
-        budget = Budget(cpu_s, wall_s, clock)
+        budget = Budget(cpu_s, wall_s, clock, blocked_s=cpu_s)
         while proc.poll() is None:
             wait = budget.wait_s()
             if wait <= 0:
@@ -95,7 +95,7 @@ def test_time_the_grader_spends_answering_is_not_the_calls():
     only 0.2 s of its own."""
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.0)"])
     try:
-        budget = Budget(0.5, 60, ProcessClock.of_worker(proc.pid))
+        budget = Budget(0.5, 60, ProcessClock.of_worker(proc.pid), blocked_s=0.5)
         time.sleep(0.3)
         budget.excuse(0.8)
         proc.wait()
@@ -105,6 +105,44 @@ def test_time_the_grader_spends_answering_is_not_the_calls():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_topics_calls_share_one_budget(tmp_path):
+    """A correct rel_error that sleeps 0.2 s per call: each call is within the call limit, but
+    the calls of one topic's tests stop when they have spent the topic's budget between them
+    (1 s here), and another topic's calls still run."""
+    import dataclasses
+
+    from autograder.isolation.sandbox import Sandbox, StudentModule, StudentTimeout
+    from autograder.unit.load import load_unit
+
+    unit = load_unit("rnn_prehistory")
+    unit = dataclasses.replace(unit, limits=dataclasses.replace(unit.limits, topic_s=1.0, submission_s=1.6))
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [
+        ("def rel_error(a, b):\n", "def rel_error(a, b):\n    import time\n    time.sleep(0.2)\n")]})
+    with Sandbox(unit, sub, hidden=False) as sandbox:
+        sandbox.start()
+        bptt, attention = StudentModule(sandbox, "bptt"), StudentModule(sandbox, "attention")
+        sandbox.charged_to = "bptt"
+        done, started = 0, time.monotonic()
+        with pytest.raises(StudentTimeout) as stopped:
+            while True:
+                bptt.rel_error(1.0, 2.0)
+                done += 1
+        assert stopped.value.limit == "topic" and 3 <= done <= 5, (done, stopped.value.message)
+        assert "this topic's tests have used 1 s" in stopped.value.message
+        sandbox.charged_to = "attention"
+        assert attention.additive_attention is not None
+        import numpy as np
+        context, _alpha = attention.additive_attention(np.ones((1, 2)), np.ones((1, 3, 2)), np.ones((2, 2)),
+                                                        np.ones((2, 2)), np.ones(2))
+        assert context.shape == (1, 2)
+        with pytest.raises(StudentTimeout) as whole:   # the grading's budget: 1.6 s, most of it spent
+            sandbox.charged_to = "gate_derivative"
+            for _ in range(10):
+                bptt.rel_error(1.0, 2.0)
+        assert whole.value.limit == "submission", whole.value.message
+        assert time.monotonic() - started < 10
 
 
 # ------------------------------------------------------------------------ whole gradings
@@ -135,6 +173,23 @@ def test_the_reference_scores_under_load_what_it_scores_idle(tmp_path, reference
     with hogs(3):
         _proc, loaded = grade(SOLUTIONS, tmp_path / "loaded")
     assert loaded["earned"] == loaded["possible"] == reference_score[0]["possible"]
+
+
+@pytest.mark.sweep
+def test_a_function_slow_on_every_call_costs_its_topic_its_budget_and_no_more(tmp_path):
+    """rnn_forward correct but 0.25 s asleep on each of its hundreds of direct calls: grading bptt
+    and the lab took 95 s, full marks; now the calls of each topic stop at its budget (30 s), the
+    lab's and bptt's, and the grading ends within the two budgets."""
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [
+        ("def rnn_forward(x, h0, Wx, Wh, b):\n", "def rnn_forward(x, h0, Wx, Wh, b):\n    import time\n"
+         "    time.sleep(0.25)\n")]})
+    started = time.monotonic()
+    _proc, score = grade(sub, tmp_path / "out", "--topic", "bptt", "--topic", "fault_injection")
+    elapsed = time.monotonic() - started
+    stopped = [t["message"] for topic in score["topics"] for t in topic["tests"] if "this topic's tests" in t["message"]]
+    assert stopped, [t["message"] for topic in score["topics"] for t in topic["tests"]]
+    assert score["earned"] < score["possible"]
+    assert elapsed < 2 * 30 + 30, elapsed
 
 
 @pytest.mark.sweep

@@ -44,7 +44,9 @@ def test_infinite_loop_costs_only_the_tests_that_call_it(tmp_path):
     proc, score = grade(sub, tmp_path / "out", "--topic", "bptt")
     elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
-    assert elapsed < 30, f"grading took {elapsed:.1f} s"
+    # One call's CPU limit (5 s), and the other calls of the loop are not run again: seconds of
+    # CPU, which a loaded machine may stretch to several times that of wall clock.
+    assert elapsed < 60, f"grading took {elapsed:.1f} s"
     tests = results_by_id(score, "bptt")
     failed = {i: (t["outcome"], t["message"]) for i, t in tests.items() if t["outcome"] != "passed"}
     assert set(failed) == CALLS_RNN_FORWARD, failed
