@@ -42,6 +42,29 @@ REVOKED = ("this function was lent to your code by the grader for one call only 
            "function); it cannot be kept and called later")
 
 
+# What a lent callable may be handed in one callback: LENT_FACTOR times the numbers the
+# call's own arguments hold, and LENT_MIN at least. Its work (in the grader's process, on the
+# grader's memory) then stays of the size of the test's own inputs: student code cannot make
+# a stand-in compute on inputs it chose to be huge.
+LENT_FACTOR, LENT_MIN = 16, 100_000
+
+
+def size(value, depth: int = 0) -> int:
+    """The numbers and entries plain data holds: an array's elements, a list's items (each
+    counted, and what they hold)."""
+    if hasattr(value, "size") and hasattr(value, "dtype"):
+        return int(value.size)
+    if depth > 50:
+        return 1
+    if isinstance(value, (list, tuple)):
+        return len(value) + sum(size(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return len(value) + sum(size(v, depth + 1) for v in value.values())
+    if isinstance(value, (str, bytes)):
+        return len(value) // 8 + 1
+    return 1
+
+
 def exception_from(type_name: str, message: str) -> Exception:
     """The exception that `type_name` names, when it is a built-in one (ValueError, ...);
     otherwise a RuntimeError that names it."""

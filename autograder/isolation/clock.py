@@ -119,9 +119,12 @@ class Budget:
         self.cpu = self.blocked = 0.0             # what the call had used at the last look
 
     def excuse(self, seconds: float) -> None:
-        """The worker waited `seconds` for the grader (a callback being answered)."""
-        self.excused += seconds
-        self._next_look += seconds
+        """The worker waited `seconds` for the grader (a callback being answered). At most the
+        call's CPU limit is excused in all: a call that keeps the grader busy for longer (a
+        lent stand-in called over and over) spends its own budget on the rest."""
+        accepted = max(0.0, min(seconds, self.cpu_s - self.excused))
+        self.excused += accepted
+        self._next_look += accepted
 
     def look(self) -> float:
         """Update `cpu` and `blocked`; return the wall-clock seconds since the start."""

@@ -201,6 +201,7 @@ class Worker:
         self._tokens = 0
         self._serial = 0
         self._budget = Budget(0.0, 0.0, None)
+        self._lent_limit = callbacks.LENT_MIN
         self._syncs: list[callbacks.ArraySync] = []     # of the callbacks being answered, innermost last
 
     def wait_ready(self) -> dict:
@@ -248,6 +249,7 @@ class Worker:
         allowance = cpu_s if callable(cpu_s) else lambda: cpu_s
         request_id = self._next_id
         payload = wire.dumps(dict(message, id=request_id), objects=self._encode)
+        self._lent_limit = max(callbacks.LENT_MIN, callbacks.LENT_FACTOR * callbacks.size(message.get("calls")))
         self._budget = self._new_budget(allowance())       # from here on the worker waits for us or works
         self._send(payload)
         try:
@@ -306,6 +308,12 @@ class Worker:
         sync = callbacks.ArraySync(args, kwargs)
         self._syncs.append(sync)
         try:
+            handed = callbacks.size([args, kwargs])
+            if handed > self._lent_limit:
+                raise ValueError(_("a function the grader lent to your code was handed {n} numbers, more than it "
+                                   "accepts in this call ({limit}: {factor} times what the test handed your "
+                                   "function); call it on inputs of the exercise's size").format(
+                    n=handed, limit=self._lent_limit, factor=callbacks.LENT_FACTOR))
             result = function(*args, **kwargs)
             payload = wire.dumps({"op": "return", "ok": True, "result": result, "sync": sync.changes()},
                                  objects=self._encode)

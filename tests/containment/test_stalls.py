@@ -1,0 +1,34 @@
+"""The grader never blocks on a worker, and what it computes for student code is bounded: a
+worker that stops reading its pipe, and a lent stand-in handed huge inputs (both through the
+causality suite, which lends the correct rnn_forward to birnn_forward's call). Only birnn's
+tests lose points; the grading ends in seconds and the grader's memory stays small."""
+
+from __future__ import annotations
+
+from harness import expect_full_marks, payload, results_of
+
+BIRNN_CALLS = "birnn_forward"
+
+
+def birnn_failures(score) -> dict:
+    return {i: t for i, t in results_of(score, "causality").items()
+            if t["outcome"] != "passed" and BIRNN_CALLS in t["message"]}
+
+
+def test_a_worker_that_stops_reading_its_pipe_costs_its_test_not_the_grader(case):
+    sub = case.submission("sub", append={"causality.py": payload("ask_and_never_read")})
+    graded = case.grade(sub, "causality", "attention", within=40)
+    expect_full_marks(graded.score, "attention")
+    failed = birnn_failures(graded.score)      # (the public test lends nothing: no token, an error)
+    assert any(t["outcome"] == "timeout" and "slept or waited" in t["message"] for t in failed.values()), \
+        results_of(graded.score, "causality")
+
+
+def test_a_stand_in_handed_huge_inputs_refuses_them(case):
+    sub = case.submission("sub", append={"causality.py": payload("huge_stand_in_inputs")})
+    graded = case.grade(sub, "causality", "attention", within=30)
+    expect_full_marks(graded.score, "attention")
+    failed = birnn_failures(graded.score)
+    assert failed and any("lent to your code was handed" in t["message"] for t in failed.values()), \
+        results_of(graded.score, "causality")
+    assert graded.run.maxrss_kb < 400 * 1024, f"peak memory {graded.run.maxrss_kb >> 10} MiB"
