@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import resource
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
-from autograder import reports
+from autograder import i18n, reports
 from autograder.grading.run import SUITES, Options, grade, select_topics
+from autograder.grading.score import GradeResult, TestOutcome, TopicResult
 from autograder.i18n import _
 from autograder.isolation.image import image_config, start_image
 from autograder.reports.markdown import pass_mark_note
 from autograder.reports.text import terminal
+from autograder.version import grader_version
 
 EXIT_OK, EXIT_BELOW, EXIT_GRADER = 0, 1, 2
 GRADER_ADDRESS_SPACE = 4 << 30
@@ -90,6 +93,24 @@ def grade_and_report(unit, submission: Path, out: Path, options: Options, comman
             image.close()
     reports.write_all(out, result, images, hidden_detail)
     return result, images
+
+
+def refusal(unit, submission: str, reason: str, options: Options, started: float,
+            tampered: list[str] | None = None, pass_mark: float | None = None) -> GradeResult:
+    """The result of a submission the grader refuses to grade (its module folder is a link,
+    nothing to grade in an upload): every test of the rubric at 0, each saying why, so that
+    every report of the path says the score and the reason as a graded one would."""
+    lang = i18n.activate(options.lang, unit.locale_dirs())
+    visibilities = SUITES[options.suite]
+    topics = [TopicResult(t.id, t.title, unit.topic(t.id).module, "error", reason,
+                          [TestOutcome(x.id, 0.0, x.points, "error", reason, "", kind="exception")
+                           for x in t.tests if x.visibility in visibilities], t.graded_later)
+              for t in unit.rubric.topics if t.id in {x.id for x in select_topics(unit, options.topics)}]
+    return GradeResult(assignment=unit.name, submission=submission, seed=options.seed or 0,
+                       seed_given=options.seed is not None, duration_s=round(time.perf_counter() - started, 3),
+                       topics=topics, signals_title=unit.signals_title, lang=lang,
+                       grader_version=grader_version(unit.path), tampered=tampered, pass_mark=pass_mark,
+                       refused=reason)
 
 
 def pass_mark_status(result) -> int:

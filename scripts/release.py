@@ -200,8 +200,8 @@ def protected(student: Path, unit) -> list[str]:
     files = []
     for path in sorted(student.rglob("*")):
         rel = path.relative_to(student).as_posix()
-        if path.is_file() and not path.is_symlink() and rel not in editable and rel != "protected-files.sha256":
-            files.append(rel)
+        if (path.is_symlink() or path.is_file()) and rel not in editable and rel != "protected-files.sha256":
+            files.append(rel)          # a link is recorded as a link (intake/manifest.py), never followed
     return files
 
 

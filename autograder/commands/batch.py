@@ -235,7 +235,7 @@ def run(args) -> int:
         if manifest is not None:
             for i, entry in enumerate(mine):
                 if i in rows and entry.status == "ok":
-                    rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs)
+                    rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs, unit.modules)
         done = [rows[i] for i in sorted(rows)]
         name = write_class_csv(args.out, unit, done, k, n, version)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -337,7 +337,7 @@ def grade_in_job(job: Job, entry, out: Path, timeout: float, topics: list[str] |
     return _row_from(entry, reply), True
 
 
-def tamper_flags(entry, manifest: dict[str, str], stubs: str) -> str:
+def tamper_flags(entry, manifest: dict[str, str], stubs: str, modules) -> str:
     """The protected files a repository clone changed, "; "-joined; "" where the entry holds
     no clone (a folder or an archive of module files only: nothing to compare). The clone's
     root is where the module files sit in the stubs' folder (`assignments/<unit>/`)."""
@@ -347,7 +347,7 @@ def tamper_flags(entry, manifest: dict[str, str], stubs: str) -> str:
     root = entry.folder.parents[depth - 1] if entry.folder.as_posix().endswith("/" + stubs) else entry.source
     if not any((root / name).exists() for name in manifest):
         return ""
-    return "; ".join(tampered_files(root, manifest))
+    return "; ".join(tampered_files(root, manifest, {f"{stubs}/{module}.py" for module in modules}))
 
 
 # ------------------------------------------------------------------------------ a job

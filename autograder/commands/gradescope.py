@@ -16,13 +16,13 @@ import shutil
 import time
 from pathlib import Path
 
-from autograder import i18n
+from autograder import i18n, reports
 from autograder.grading.rubric import RubricError
 from autograder.grading.run import Options
 from autograder.grading.score import GraderError
 from autograder.i18n import _
 from autograder.intake import submissions
-from autograder.pipeline import grade_and_report
+from autograder.pipeline import grade_and_report, refusal
 from autograder.reports import gradescope_results
 from autograder.reports.files import atomic_write
 from autograder.unit.load import load_unit
@@ -44,8 +44,12 @@ def run(args) -> int:
     if entry.status != "ok":
         print(f"nothing graded: {entry.status}: {entry.detail}")
         files = ", ".join(sorted(t.module + ".py" for t in unit.topics))
-        _explain(results, _("Nothing was graded: {why}. Upload your module files ({files}), or your "
-                            "repository.").format(why=entry.detail, files=files))
+        why = _("Nothing was graded: {why}. Upload your module files ({files}), or your repository.").format(
+            why=entry.detail, files=files)
+        # Every test listed at 0 with the reason, as a graded upload lists them.
+        result = refusal(unit, "submission", why, Options(lang=args.lang), started)
+        reports.write_all(results / "reports", result)
+        shutil.copyfile(results / "reports" / "results.json", results / "results.json")
         return 0
     assert entry.folder is not None               # an "ok" entry has its module files' folder
     options = Options(lang=args.lang, shown_folder=entry.shown_as or None)

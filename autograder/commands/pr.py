@@ -26,11 +26,11 @@ from pathlib import Path
 
 from autograder import reports
 from autograder.grading.run import Options
-from autograder.grading.score import GraderError
+from autograder.i18n import _
 from autograder.intake.files import copy_submission
 from autograder.intake.manifest import read_manifest, tampered_files
 from autograder.intake.submissions import links_on_the_way
-from autograder.pipeline import grade_and_report, pass_mark_status
+from autograder.pipeline import grade_and_report, pass_mark_status, refusal
 from autograder.reports import markdown
 from autograder.unit.load import load_unit
 
@@ -54,19 +54,34 @@ def run(args) -> int:
     started = time.perf_counter()
     unit = load_unit(args.assignment)
     checkout = args.checkout.resolve()
+    tampered = tampered_files(checkout, read_manifest(args.manifest),
+                              {f"{unit.stubs}/{module}.py" for module in unit.modules})
+    options = Options("all", None, args.seed, lang=args.lang)
     if link := links_on_the_way(checkout, Path(unit.stubs)):
-        raise GraderError(f"{link} is a link in the pull request: the grader follows no link to the module files; "
-                          "commit the files themselves there")
-    tampered = tampered_files(checkout, read_manifest(args.manifest))
+        # Refused, and said so in every report of the path: a score of 0, the reason on every test.
+        reason = _("{link} is a link in the pull request: the grader follows no link to the module files; commit "
+                   "the files themselves there").format(link=link)
+        print(f"refused: {reason}", file=sys.stderr)
+        result = refusal(unit, str(args.checkout), reason, options, started, tampered, args.fail_under)
+        args.out.mkdir(parents=True, exist_ok=True)
+        reports.write_all(args.out, result, (), args.hidden_detail)
+        _publish(args, result, ())
+        return pass_mark_status(result)
     with tempfile.TemporaryDirectory(prefix="autograder-pr-") as tmp:
         submission = Path(tmp) / "submission"
         copy_submission(checkout / unit.stubs, submission, unit.modules)
         # The evidence describes the pull request's own module folder: its commit, and a command that replays it.
         command = "python -m autograder pr " + " ".join(sys.argv[2:])
-        result, images = grade_and_report(unit, submission, args.out, Options("all", None, args.seed, lang=args.lang),
+        result, images = grade_and_report(unit, submission, args.out, options,
                                           command, started, shown_as=str(args.checkout), tampered=tampered,
                                           hidden_detail=args.hidden_detail, pass_mark=args.fail_under,
                                           source=checkout / unit.stubs)
+    _publish(args, result, images)
+    return pass_mark_status(result)
+
+
+def _publish(args, result, images) -> None:
+    """The job summary, the comment's body and the workflow's outputs."""
     # The job summary and the comment cannot show the figure: it is in the uploaded reports.
     summary = markdown.render(result, (), args.hidden_detail)
     if images:
@@ -78,4 +93,3 @@ def run(args) -> int:
             f"score={result.earned:g}\npossible={result.possible:g}\npr={number}\n"
             f"tampered={'true' if result.tampered else 'false'}\n")
     print(f"{result.earned:g} / {result.possible:g}" + (" (tampered)" if result.tampered else ""))
-    return pass_mark_status(result)

@@ -128,6 +128,7 @@ class GradeResult:
     grader_version: str = ""      # autograder/version.py: what a rerun compares before regrading
     selected_tests: list[str] = field(default_factory=list)   # --test: the only tests run of their topics
     pass_mark: float | None = None  # --fail-under: the percentage below which the run fails (None: no mark)
+    refused: str = ""             # why the grader refused the submission (every test at 0), "" when graded
 
     @property
     def below_pass_mark(self) -> bool:

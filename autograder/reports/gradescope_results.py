@@ -16,7 +16,7 @@ import json
 
 from autograder.grading.score import GradeResult
 from autograder.i18n import _
-from autograder.reports.markdown import pass_mark_note, seed_note, tamper_note
+from autograder.reports.markdown import pass_mark_note, refusal_note, seed_note, tamper_note
 from autograder.reports.text import markdown
 
 
@@ -33,6 +33,8 @@ def document(result: GradeResult) -> dict:
               "visibility": "visible" if x.id.startswith("public::") else "after_published"}
              for t in result.topics for x in t.tests]
     notes = [markdown(note, 2000) for note in (pass_mark_note(result), tamper_note(result), seed_note(result)) if note]
+    if result.refused:                   # already escaped by refusal_note
+        notes.insert(0, refusal_note(result))
     extra = {"max_score": result.possible, "seed": result.seed, "grader_version": result.grader_version}
     if result.tampered is not None:
         extra["tampered"] = list(result.tampered)

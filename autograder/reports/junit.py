@@ -21,6 +21,8 @@ def _run_properties(result: GradeResult) -> list[tuple[str, str]]:
         props.append(("pass_mark", pass_mark_note(result)))
     if result.tampered:
         props.append(("tampered", ", ".join(result.tampered)))
+    if result.refused:
+        props.append(("refused", result.refused))
     return props
 
 

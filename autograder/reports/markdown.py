@@ -23,7 +23,9 @@ def pct(earned: float, possible: float) -> str:
 
 
 def seed_note(result: GradeResult) -> str:
-    """Where this run's random inputs came from, in every format."""
+    """Where this run's random inputs came from, in every format ("" when nothing was graded)."""
+    if result.refused:
+        return ""
     if result.seed_given:
         return _("inputs drawn with seed {seed}, as asked (--seed {seed})").format(seed=result.seed)
     return _("inputs drawn with seed {seed}, derived from your files: the same files always get the same "
@@ -51,9 +53,15 @@ def tamper_note(result: GradeResult, name=str, label: str | None = None) -> str:
     if not result.tampered:
         return ""
     files = ", ".join(map(name, result.tampered[:20])) + (" …" if len(result.tampered) > 20 else "")
-    return _("{label} {n} protected file(s) differ from the instructor's copy: {files}. "
-             "The score was computed with the original files.").format(
+    return _("{label} {n} file(s) outside your modules differ from the instructor's copy or were added: "
+             "{files}. The score was computed with the original files.").format(
         label=label or _("TAMPERED:"), n=len(result.tampered), files=files)
+
+
+def refusal_note(result: GradeResult) -> str:
+    """Why nothing was graded (a refused submission), in every format."""
+    return _("Not graded, every test counts 0: {why}").format(why=markdown(result.refused, 1000)) \
+        if result.refused else ""
 
 
 def same_message(tests) -> list[list]:
@@ -98,6 +106,8 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
         lines += [f"**{pass_mark_note(result)}**", ""]
     if result.tampered:
         lines += [f"> {tamper_note(result, name=lambda f: f'`{f}`', label=_('**TAMPERED:**'))}", ""]
+    if result.refused:
+        lines += [f"> **{refusal_note(result)}**", ""]
     later = result.graded_later
     lines += [_("| topic | score | status |"), "|---|---:|---|"]
     for t in result.topics:

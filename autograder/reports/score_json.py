@@ -38,6 +38,8 @@ def document(result: GradeResult) -> dict:
         doc["oral_exam"] = [dict(row) for row in result.oral_exam]
     if result.tampered is not None:
         doc["tampered"] = list(result.tampered)
+    if result.refused:
+        doc["refused"] = result.refused
     if result.pass_mark is not None:
         doc["pass_mark"] = {"percent": result.pass_mark, "reached": not result.below_pass_mark}
     return doc

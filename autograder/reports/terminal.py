@@ -54,7 +54,10 @@ def table(result: GradeResult, out_dir: Path | None = None) -> str:
             points=f"{result.graded_later:g}"))
     if result.tampered:
         rows.append(terminal(tamper_note(result)))
+    if result.refused:
+        rows.append(terminal(_("Not graded, every test counts 0: {why}").format(why=result.refused)))
     if out_dir is not None:
         rows.append(_("details and hints: {path}").format(path=out_dir / "score.md"))
-    rows.append(seed_note(result))
+    if not result.refused:
+        rows.append(seed_note(result))
     return "\n".join(rows)

@@ -3,6 +3,7 @@ files are as your instructor released them."""
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,14 @@ STUBS = ROOT / "{stubs}"
 def test_protected_files_are_unchanged():
     changed = []
     for line in (ROOT / "protected-files.sha256").read_text().splitlines():
+        if line.startswith("# link: "):            # a link of the release: "# link: <path> -> <target>"
+            name, _arrow, target = line[len("# link: "):].partition(" -> ")
+            if not (ROOT / name).is_symlink() or os.readlink(ROOT / name) != target:
+                changed.append(name)
+            continue
         digest, name = line.split(maxsplit=1)
         path = ROOT / name
-        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        if path.is_symlink() or not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
             changed.append(name)
     assert not changed, f"these files differ from the release (restore them with git): {{changed}}"
 

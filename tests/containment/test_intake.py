@@ -46,14 +46,15 @@ def test_gradescope_refuses_an_upload_that_links_to_the_grader_reference(case):
     run = case.run("gradescope", "--root", root, "--lang", "en", timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
     results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == 0 and results["tests"] == [], results
+    assert results["score"] == 0 and all(t["score"] == 0 for t in results["tests"]), results
     assert "rnn\\_prehistory is a link" in results["output"], results["output"]
     check_reports(root / "results", run, case.secret)
 
 
 def test_pr_refuses_a_checkout_whose_folder_links_to_the_bundle_reference(case):
     """A pull request whose `assignments/rnn_prehistory` is a link to the grader bundle's
-    reference is not graded (exit 2, the link named), rather than graded and marked tampered."""
+    reference is not graded: a score of 0 in every report, each test saying why (the link
+    named), rather than graded and marked tampered."""
     checkout = case.dir / "pr"
     (checkout / UNIT.stubs).parent.mkdir(parents=True)
     (checkout / UNIT.stubs).symlink_to(case.grader.checkout / SOLUTIONS_REL)
@@ -63,9 +64,13 @@ def test_pr_refuses_a_checkout_whose_folder_links_to_the_bundle_reference(case):
     case.grader.own(manifest)
     out = case.out_dir()
     run = case.run("pr", checkout, "--manifest", manifest, "--out", out, timeout=120)
-    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert f"{UNIT.stubs} is a link in the pull request" in run.stderr, run.stderr[-2000:]
-    assert not (out / "score.json").exists()
+    score = json.loads((out / "score.json").read_text())
+    assert score["earned"] == 0 and score["possible"] == UNIT.rubric.points, score["earned"]
+    assert all("is a link in the pull request" in t["message"] for x in score["topics"] for t in x["tests"])
+    for name in ("score.md", "junit.xml", "results.json", "comment.md"):
+        assert "is a link in the pull request" in (out / name).read_text().replace("\\", ""), name
 
 
 def test_grade_refuses_a_folder_that_is_a_link(case):

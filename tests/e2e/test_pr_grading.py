@@ -118,11 +118,18 @@ def _engine_that_passes_everything(folder):
     path.write_text(path.read_text().replace('passed = rec.outcome == "passed"', "passed = True"))
 
 
+def _workflow_that_posts_a_fake_score(folder):
+    path = folder / ".github" / "workflows" / "x.yml"
+    path.write_text("on: pull_request\njobs:\n  fake:\n    runs-on: ubuntu-latest\n    steps:\n"
+                    "      - run: echo 'score=114'\n")
+
+
 @pytest.mark.parametrize("edit,file", [
     (_zero_the_failing_rubric_entry, f"autograder/units/{UNIT.name}/topics/attention/rubric.yaml"),
     (_public_test_that_always_passes, f"{UNIT.stubs}/tests/test_attention.py"),
     (_engine_that_passes_everything, "autograder/grading/score.py"),
-], ids=["rubric", "public test", "engine"])
+    (_workflow_that_posts_a_fake_score, ".github/workflows/x.yml (added)"),
+], ids=["rubric", "public test", "engine", "added workflow"])
 def test_tampering_changes_nothing_but_the_flag(release, tmp_path, honest, edit, file):
     proc, score, out, summary, _ = grade_pr(release, tmp_path, checkout(release, tmp_path, edit))
     assert proc.returncode == 0, proc.stdout + proc.stderr

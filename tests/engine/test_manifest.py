@@ -108,3 +108,30 @@ def test_authoring_table_is_generated_from_the_schema():
     text = (REPO / "docs" / "AUTHORING.md").read_text(encoding="utf-8")
     for key in (*MANIFEST_KEYS, *TOPIC_KEYS):
         assert f"| `{key}` |" in text
+
+
+def test_a_file_the_release_does_not_have_is_tampering(tmp_path):
+    """A pull request that adds a workflow, a conftest.py or a link is marked, as one that changes a
+    protected file is; what the student repository's .gitignore keeps out of git is not."""
+    from autograder.intake.manifest import IGNORED, tampered_files, write_manifest
+
+    root = tmp_path / "checkout"
+    for rel in ("Makefile", "assignments/u/tests/test_x.py", ".github/workflows/grade.yml", "assignments/u/x.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    manifest = dict(line.split("  ")[::-1] for line in write_manifest(
+        root, ["Makefile", "assignments/u/tests/test_x.py", ".github/workflows/grade.yml"]).splitlines())
+    editable = {"assignments/u/x.py"}
+    assert tampered_files(root, manifest, editable) == []
+    for rel in (".venv/bin/python", "reports/score.json", "assignments/u/__pycache__/x.pyc", ".git/config"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("ignored")
+    assert tampered_files(root, manifest, editable) == []
+    (root / ".github" / "workflows" / "x.yml").write_text("on: pull_request")
+    (root / "conftest.py").write_text("")
+    (root / "assignments" / "u" / "link.py").symlink_to(root / "Makefile")
+    assert tampered_files(root, manifest, editable) == [
+        ".github/workflows/x.yml (added)", "assignments/u/link.py (added)", "conftest.py (added)"]
+    # The patterns are the student repository's .gitignore.
+    gitignore = (REPO / "scripts" / "release" / "gitignore.student").read_text().split()
+    assert sorted(p for p in IGNORED if p != ".git/") == sorted(gitignore)
