@@ -8,6 +8,7 @@ Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not r
 
 from __future__ import annotations
 
+import dataclasses
 import resource
 import signal
 import time
@@ -19,6 +20,7 @@ from autograder.grading.run import SUITES, Options, grade, select_topics
 from autograder.grading.score import GradeResult, TestOutcome, TopicResult
 from autograder.i18n import _
 from autograder.isolation.image import image_config, start_image
+from autograder.isolation.redact import Redactor
 from autograder.reports.markdown import pass_mark_note
 from autograder.reports.text import terminal
 from autograder.version import grader_version
@@ -81,6 +83,7 @@ def grade_and_report(unit, submission: Path, out: Path, options: Options, comman
         artefacts = artefacts or ArtefactsHook(unit, select_topics(unit, options.topics, options.tests), options.suite)
         try:
             result = grade(unit, submission, options, started, image=image, observer=artefacts, spare=spare)
+            shown_text(result, Redactor({unit.path: "<unit>", Path(submission).resolve(): "<submission>"}))
             result.submission = shown_as or result.submission
             result.tampered = tampered
             result.pass_mark = pass_mark
@@ -93,6 +96,31 @@ def grade_and_report(unit, submission: Path, out: Path, options: Options, comman
             image.close()
     reports.write_all(out, result, images, hidden_detail)
     return result, images
+
+
+def shown_text(result, redactor: Redactor) -> None:
+    """Hold every text of `result` that student code could have written (messages, and what
+    the suites left for the artefacts) to what a report may show (Redactor.report_text): no
+    instructor folder in any encoding. Reports and artefacts are built from `result` only."""
+    for topic in result.topics:
+        topic.message = redactor.report_text(topic.message)
+        for test in topic.tests:
+            test.message = redactor.report_text(test.message)
+
+    def walk(value):
+        if isinstance(value, str):
+            return redactor.report_text(value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for f in dataclasses.fields(value):
+                object.__setattr__(value, f.name, walk(getattr(value, f.name)))
+            return value
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(walk(v) for v in value)
+        return value
+
+    result.extras = walk(result.extras)
 
 
 def refusal(unit, submission: str, reason: str, options: Options, started: float,

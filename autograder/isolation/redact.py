@@ -6,15 +6,27 @@ Python environment, the temporary folders of the workers, the machine's home and
 folders (student code reads them from module `__file__`s, `__path__`s and frames). Every
 message the grader builds from a worker reply passes through a `Redactor`, which puts a
 label in place of each such folder: "<unit>/oracles.py", "<python>/lib/...".
+
+That catches a folder written as it is. Student code can also write one encoded (base64,
+hex, rot13, reversed, split by zero-width characters, in full-width letters). So the text a
+report shows of a student (`Redactor.report_text`) is held to what it may carry: normalised
+(NFKC) and printable (no control or format character but newline and tab); a run of more than
+64 characters without a space is cut in the middle (a message needs no such run: encoded data
+is one); and a text from which one of the folders can be decoded — reversed, rot13, or the
+base64 or hex its characters spell, spaces and punctuation between them ignored — is withheld.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import codecs
 import os
 import re
 import sys
 import sysconfig
 import tempfile
+import unicodedata
 from pathlib import Path
 
 import autograder
@@ -63,21 +75,73 @@ class Redactor:
             return text
         return self._pattern.sub(lambda m: self._labels[m.group(0)], text)
 
-    def may_name(self, raw: bytes) -> bool:
-        """Whether a frame's bytes hold one of the paths (a quick test before `strings`)."""
-        return bool(self._bytes and self._bytes.search(raw))
-
     def strings(self, value):
         """`value` (a decoded reply: dicts, lists, tuples, arrays) with every string in it
-        redacted, results included (a check's message may quote what a function returned).
-        Arrays are left alone: their bytes are data, not text."""
+        held to what a report may show (`report_text`), results included (a check's message
+        may quote what a function returned). Arrays are left alone: their bytes are data, not
+        text. Short strings (a token, a key) are only labelled: nothing can be encoded in them."""
         if isinstance(value, str):
-            return self(value)
+            return self.report_text(value) if len(value) > SHORT else self(value)
         if isinstance(value, dict):
             return type(value)({self.strings(k): self.strings(v) for k, v in value.items()})
         if isinstance(value, (list, tuple)):
             return type(value)(self.strings(v) for v in value)
         return value
+
+
+    # ------------------------------------------------------ text shown in reports
+    def report_text(self, text: str) -> str:
+        """`text` (built from what student code sent) as a report may show it: folders
+        labelled, normalised, printable, no opaque run, nothing encoded (see the module)."""
+        if not isinstance(text, str) or not text:
+            return text
+        text = unicodedata.normalize("NFKC", text)
+        text = "".join(c for c in text if c in "\n\t" or unicodedata.category(c)[0] not in "CZ" or c == " ")
+        text = self(text)
+        if self._encodes_a_folder(text):
+            return WITHHELD
+        return _OPAQUE.sub(lambda m: f"{m.group(0)[:24]}…{m.group(0)[-16:]}", text)
+
+    def _encodes_a_folder(self, text: str) -> bool:
+        if not self._bytes:
+            return False
+        for variant in (text, text[::-1], codecs.encode(text, "rot13"), codecs.encode(text[::-1], "rot13")):
+            if variant is not text and self._pattern and self._pattern.search(variant):
+                return True
+            for data in _decodings(variant):
+                if self._bytes.search(data) or self._bytes.search(data[::-1]):
+                    return True
+        return False
+
+
+SHORT = 12           # the shortest encoding of a folder of two names is longer
+WITHHELD = "<text withheld: it held the grader's folders in encoded form>"
+_OPAQUE = re.compile(r"\S{65,}")
+_B64 = re.compile(r"[A-Za-z0-9+/_-]")
+_HEX = re.compile(r"[0-9a-fA-F]")
+
+
+def _decodings(text: str):
+    """What the base64 and the hex that the characters of `text` spell decode to, at every
+    alignment (what lies between them, spaces or punctuation, dropped)."""
+    letters = "".join(_B64.findall(text))
+    if len(letters) >= 8:
+        for start in range(4):
+            chunk = letters[start:]
+            chunk = chunk[:len(chunk) - len(chunk) % 4]
+            for alphabet in (None, b"-_"):
+                try:
+                    yield base64.b64decode(chunk, altchars=alphabet) if alphabet else base64.b64decode(chunk)
+                except (binascii.Error, ValueError):
+                    pass
+    digits = "".join(_HEX.findall(text))
+    if len(digits) >= 8:
+        for start in range(2):
+            chunk = digits[start:]
+            try:
+                yield bytes.fromhex(chunk[:len(chunk) - len(chunk) % 2])
+            except ValueError:
+                pass
 
 
 redact_paths = Redactor({})

@@ -375,7 +375,7 @@ class Worker:
             raise WorkerDied(self.proc.returncode, self.log_tail(),
                              f"wrote something other than a reply on the grader's pipe ({exc})") from None
         # Every report is built from replies: the grader's folders are never named in them.
-        return self.redact.strings(reply) if self.redact.may_name(raw) else reply
+        return self.redact.strings(reply)
 
     def _read_frame(self, budget: Budget) -> bytes:
         header = self._read_exact(8, budget)

@@ -12,6 +12,7 @@ copy), through the `case` fixture (conftest.py): reports inert, nothing changed,
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -106,3 +107,45 @@ def test_messages_name_no_instructor_path(case):
             text = report.read_text(errors="replace")
             for needle in needles:
                 assert needle not in text, f"{report.name} names {needle}"
+
+
+def _decoded_forms(text: str) -> list[str]:
+    """The text as written, reversed, rot13'd, with zero-width and full-width forms undone, and
+    the base64 and hex its characters spell (what a reader of a report could recover)."""
+    import base64
+    import binascii
+    import codecs
+    import unicodedata
+
+    plain = unicodedata.normalize("NFKC", text).replace("\u200b", "")
+    forms = [plain, plain[::-1], codecs.encode(plain, "rot13")]
+    letters = "".join(re.findall(r"[A-Za-z0-9+/]", plain))
+    digits = "".join(re.findall(r"[0-9a-fA-F]", plain))
+    for start in range(4):
+        chunk = letters[start:][: (len(letters) - start) // 4 * 4]
+        try:
+            forms.append(base64.b64decode(chunk).decode("latin-1"))
+        except (binascii.Error, ValueError):
+            pass
+    for start in range(2):
+        chunk = digits[start:][: (len(digits) - start) // 2 * 2]
+        forms.append(bytes.fromhex(chunk).decode("latin-1"))
+    return forms
+
+
+def test_no_instructor_path_is_recoverable_from_a_report_in_any_encoding(case):
+    """The unit's folder in base64 (whole and in chunks), hex (with and without separators),
+    rot13, reversed, split by zero-width spaces and in full-width letters, in a returned value
+    and in an exception: no report lets it be read back."""
+    sub = case.submission("sub", append={"bptt.py": payload("leak_paths_encoded")})
+    graded = case.grade(sub, "bptt", "attention")
+    expect_full_marks(graded.score, "attention")
+    results = results_of(graded.score, "bptt")
+    for tid in ("hidden::test_rel_error_matches_formula", "hidden::test_numerical_gradient_matches_analytic"):
+        assert results[tid]["outcome"] != "passed", results[tid]
+    unit_folder = str(case.grader.checkout / "autograder" / "units" / UNIT.name)
+    for report in graded.out.rglob("*"):
+        if report.is_file() and report.suffix in (".json", ".md", ".xml", ".yaml"):
+            text = report.read_text(errors="replace")
+            for form in _decoded_forms(text):
+                assert unit_folder not in form, f"{report.name} lets the unit's folder be read back"
