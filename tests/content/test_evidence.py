@@ -259,6 +259,23 @@ def test_commit_of_a_git_checkout(tmp_path):
 
 
 
+def test_a_git_file_pointing_at_another_repository_is_not_followed(tmp_path):
+    """A submitted folder whose `.git` is a file reading `gitdir: <the instructor's checkout>/.git`
+    (as a worktree or a submodule has) would make the evidence name the instructor's commit."""
+    instructor = tmp_path / "instructor"
+    git = ["git", "-C", str(instructor), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    instructor.mkdir()
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    (instructor / "secret.txt").write_text("x\n")
+    subprocess.run(git + ["add", "secret.txt"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "instructor"], check=True)
+    student = tmp_path / "student"
+    student.mkdir()
+    (student / "bptt.py").write_text("x = 1\n")
+    (student / ".git").write_text(f"gitdir: {instructor / '.git'}\n")
+    assert evidence.submission_commit(student) == "not-a-git-checkout"
+
+
 def test_the_commit_is_read_without_running_the_checkouts_git_hooks(tmp_path):
     """A submitted folder may carry its own .git: nothing its configuration names may run
     (git status would run core.fsmonitor, and clean filters, as commands)."""

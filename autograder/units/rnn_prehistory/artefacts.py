@@ -117,23 +117,40 @@ def _git(submission: Path, *args: str) -> subprocess.CompletedProcess | None:
         return None
 
 
+def _own_git_dir(submission: Path) -> Path | None:
+    """The .git folder of the checkout holding `submission`, or None. A `.git` file (a worktree's
+    or submodule's `gitdir:` link) or a .git folder that shares another's refs (`commondir`) is
+    not read: it can point at any repository on the machine, the instructor's included."""
+    for folder in (Path(submission).resolve(), *Path(submission).resolve().parents):
+        entry = folder / ".git"
+        if entry.is_symlink() or entry.is_file():
+            return None
+        if entry.is_dir():
+            return None if (entry / "commondir").exists() else entry
+    return None
+
+
 def submission_commit(submission: Path) -> str:
     """HEAD of the git checkout holding the submission ("<sha> with uncommitted changes" when a
     graded module file differs from HEAD's or is not in it), else "not-a-git-checkout"."""
-    proc = _git(submission, "rev-parse", "HEAD")
+    git_dir = _own_git_dir(submission)
+    if git_dir is None:
+        return NOT_A_CHECKOUT
+    proc = _git(submission, "--git-dir", str(git_dir), "--work-tree", str(git_dir.parent), "rev-parse", "HEAD")
     sha = proc.stdout.strip() if proc else ""
     if not (proc and proc.returncode == 0 and len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
         return NOT_A_CHECKOUT
-    committed = _committed_blobs(submission)
+    committed = _committed_blobs(submission, git_dir)
     now = _module_blobs(submission, "sha256" if len(sha) == 64 else "sha1")
     return sha if committed == now else sha + UNCOMMITTED
 
 
-def _committed_blobs(submission: Path) -> dict[str, str] | None:
+def _committed_blobs(submission: Path, git_dir: Path) -> dict[str, str] | None:
     """{name: blob id} of the folder's *.py in HEAD. Read from the object store, never through
     `git status`: a submitted folder may carry its own .git, whose configuration (fsmonitor,
     filters) git runs as commands on the work tree."""
-    proc = _git(submission, "ls-tree", "-z", "HEAD", "--", ".")
+    proc = _git(submission, "--git-dir", str(git_dir), "--work-tree", str(git_dir.parent), "ls-tree", "-z", "HEAD",
+                "--", ".")
     if proc is None or proc.returncode != 0:
         return None
     entries = (line.split("\t", 1) for line in proc.stdout.split("\0") if "\t" in line)
