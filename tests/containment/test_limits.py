@@ -91,17 +91,22 @@ def test_a_sleeping_call_is_stopped_after_its_limit_of_wall_clock_asleep():
 
 
 def test_time_the_grader_spends_answering_is_not_the_calls():
-    """A call waiting 0.8 s for the grader (a callback being answered: excused) has slept for
-    only 0.2 s of its own."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.0)"])
+    """A call that has slept 0.9 s, 0.8 s of them waiting for the grader (a callback being
+    answered: excused), has slept only 0.1 s of its own; the same call unexcused has spent a
+    0.5 s limit asleep."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3.0)"])
     try:
-        budget = Budget(0.5, 60, ProcessClock.of_worker(proc.pid), blocked_s=0.5)
+        clock = ProcessClock.of_worker(proc.pid)
+        excused, unexcused = (Budget(1.0, 60, clock, blocked_s=0.5) for _ in range(2))
         time.sleep(0.3)
-        budget.excuse(0.8)
-        proc.wait()
-        assert budget.wait_s() > 0 and budget.spent is None
-        budget.look()
-        assert budget.blocked < 0.5, budget.blocked
+        excused.excuse(0.8)
+        time.sleep(0.6)
+        excused.look(), unexcused.look()
+        assert excused.blocked < 0.3 < 0.7 < unexcused.blocked, (excused.blocked, unexcused.blocked)
+        while (wait := unexcused.wait_s()) > 0:
+            time.sleep(wait)
+        assert unexcused.spent == "blocked" and excused.wait_s() > 0 and excused.spent is None
+        assert proc.poll() is None, "the sleeping call ended early: the clocks read a dead process"
     finally:
         proc.kill()
         proc.wait()
