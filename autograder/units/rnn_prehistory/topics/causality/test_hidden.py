@@ -101,7 +101,9 @@ def test_causal_maps_read_no_future_and_the_others_do(causality, rng, report_ext
         for s, y_s in enumerate(moved):
             D_map[:, s] = np.max(np.linalg.norm(np.asarray(y_s)[:, :, features] - y, axis=2), axis=0)
         measured[name] = D_map
-    report_extras["causality"] = {name: D_map.tolist() for name, D_map in measured.items()}
+    # Six digits in the report: the last digits of a norm differ from one BLAS kernel to another.
+    report_extras["causality"] = {name: [[float(f"{v:.6g}") for v in row] for row in D_map.tolist()]
+                                  for name, D_map in measured.items()}
 
     future = np.triu(np.ones((T, T), dtype=bool), k=1)
     for name, what in (("rnn", _("the forward half of birnn_forward (a unidirectional RNN)")),
@@ -178,7 +180,7 @@ def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report
                             "(positions 0..T-2), then the mean over the other sequences and positions of the "
                             "squared error summed over the V outputs"))
         errors[name] = float(error)
-    report_extras["causality_readout"] = errors
+    report_extras["causality_readout"] = {name: float(f"{e:.6g}") for name, e in errors.items()}   # as above
     if not errors["birnn"] < 0.8 * errors["rnn"]:
         raise CheckFailed(_("the bidirectional states should read the next token far better than the forward ones "
                             "(they saw it); your errors: {bi} against {uni}").format(
