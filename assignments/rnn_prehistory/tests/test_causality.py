@@ -76,4 +76,4 @@ def test_causality_fixed_vector(causality):
     error = causality.next_token_readout_error(cheat, tokens, 2)
     assert abs(float(error)) < 1e-9, _(
         "next_token_readout_error: states that hold the next token must be read off exactly (error 0), you "
-        "returned {error}").format(error=error)
+        "returned {error}").format(error=f"{float(error):.4g}")
