@@ -166,7 +166,8 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
             raise GraderError(f"a replacement worker could not start: {sandbox.failure}")
     results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
                            probes[t.id], f"{options.shown_folder}/{t.module}.py" if options.shown_folder
-                           else unit.stub_path(t.module), unfinished(submission / f"{t.module}.py"), only.get(t.id))
+                           else unit.stub_path(t.module), unfinished(submission / f"{t.module}.py"), only.get(t.id),
+                           tuple(t.functions))
                for t in topics]
     exam = unit.oral_exam
     return GradeResult(assignment=unit.name, submission=str(submission), seed=seed, seed_given=options.seed is not None,
