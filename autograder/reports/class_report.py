@@ -134,7 +134,7 @@ def _stats(values: list[float]) -> str:
     if not values:
         return "—"
     return (f"mean {statistics.fmean(values):.1f}, median {statistics.median(values):.1f}, "
-            f"min {min(values):g}, max {max(values):g}")
+            f"min {min(values):.1f}, max {max(values):.1f}")
 
 
 def _bar(counts: list[int]) -> str:
