@@ -45,7 +45,15 @@ from autograder.intake import submissions
 from autograder.intake.manifest import read_manifest, tampered_files
 from autograder.isolation.clock import Budget, TreeClock
 from autograder.isolation.image import image_config, start_image
-from autograder.pipeline import EXIT_GRADER, EXIT_OK, ArtefactsHook, grade_and_report, limit_own_memory, stop_on_sigterm
+from autograder.pipeline import (
+    EXIT_GRADER,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    ArtefactsHook,
+    grade_and_report,
+    limit_own_memory,
+    stop_on_sigterm,
+)
 from autograder.reports import class_report
 from autograder.reports.class_csv import write_class_csv
 from autograder.reports.class_report import student_folder
@@ -189,6 +197,7 @@ def run(args) -> int:
     rows: dict[int, dict] = {}
     mine: list = []
     manifest = read_manifest(args.manifest) if getattr(args, "manifest", None) else None
+    interrupted = False
     try:
         mine = submissions.find(args.root, {t.module for t in unit.topics}, scratch)[k - 1::n]
         config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None,
@@ -231,14 +240,25 @@ def run(args) -> int:
             t.start()
         for t in threads:
             t.join()
-    finally:          # the class file is written whatever happened to the submissions
-        if manifest is not None:
-            for i, entry in enumerate(mine):
-                if i in rows and entry.status == "ok":
-                    rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs, unit.modules)
-        done = [rows[i] for i in sorted(rows)]
-        name = write_class_csv(args.out, unit, done, k, n, version)
+    except KeyboardInterrupt:
+        # Ctrl-C: no class file of part of the class (an earlier one would be stale: removed);
+        # what was graded stays in the students' folders, where a rerun resumes from.
+        interrupted = True
         shutil.rmtree(scratch, ignore_errors=True)
+        for stale in args.out.glob("class*.*") if args.out.is_dir() else ():
+            stale.unlink()
+        print(f"autograder: interrupted after {len(rows)} of {len(mine)} submission(s); no class file was written. "
+              "Run the same command again to resume.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:          # the class file is written whatever happened to the submissions (but Ctrl-C)
+        if not interrupted:
+            if manifest is not None:
+                for i, entry in enumerate(mine):
+                    if i in rows and entry.status == "ok":
+                        rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs, unit.modules)
+            done = [rows[i] for i in sorted(rows)]
+            name = write_class_csv(args.out, unit, done, k, n, version)
+            shutil.rmtree(scratch, ignore_errors=True)
     if n == 1:                      # a shard's report would be a third of the class: `merge` writes it
         class_report.write(args.out, unit, done, version)
     print(f"{len(done)} submission(s) -> {args.out / name}")

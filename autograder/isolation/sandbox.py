@@ -172,25 +172,15 @@ class Worker:
         self.redact = redact
         self.limits = limits
         self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
-        copy_submission(submission, self.root / "submission", modules)
-        replace_functions(self.root / "submission", replace or {})
-        (self.root / "jail").mkdir()
-        self._close_lock, self._closed = threading.Lock(), False
-        req_r, self._req_w = os.pipe()
-        self._resp_r, resp_w = os.pipe()
-        log_r, log_w = os.pipe()
-        os.set_blocking(self._req_w, False)        # writes wait within a call's budget (`_send`)
         try:
-            self.proc = image.spawn(str(self.root), generation, (req_r, resp_w, log_w))
-        except ImageError as exc:
-            for fd in (self._req_w, self._resp_r, log_r):
-                os.close(fd)
-            raise IsolationError(str(exc)) from None
-        finally:
-            for fd in (req_r, resp_w, log_w):
-                os.close(fd)
-        self._log = LogDrain(log_r)
-        self._log.start()
+            self._start(image, submission, modules, replace, generation)
+        except BaseException:
+            # Ctrl-C (or a failure) before the caller holds this worker, who would close it:
+            # nothing of it stays behind.
+            if getattr(self, "proc", None) is not None:
+                self.kill()
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
         self._buf = bytearray()
         self._next_id = 0
         self.sandbox_info: dict | None = None
@@ -203,6 +193,29 @@ class Worker:
         self._budget = Budget(0.0, 0.0, None)
         self._lent_limit = callbacks.LENT_MIN
         self._syncs: list[callbacks.ArraySync] = []     # of the callbacks being answered, innermost last
+
+    def _start(self, image: WorkerImage, submission: Path, modules, replace: dict | None, generation: int) -> None:
+        copy_submission(submission, self.root / "submission", modules)
+        replace_functions(self.root / "submission", replace or {})
+        (self.root / "jail").mkdir()
+        self._close_lock, self._closed = threading.Lock(), False
+        req_r, self._req_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+        log_r, log_w = os.pipe()
+        os.set_blocking(self._req_w, False)        # writes wait within a call's budget (`_send`)
+        try:
+            self.proc = image.spawn(str(self.root), generation, (req_r, resp_w, log_w))
+        except BaseException as exc:
+            for fd in (self._req_w, self._resp_r, log_r):
+                os.close(fd)
+            if isinstance(exc, ImageError):
+                raise IsolationError(str(exc)) from None
+            raise
+        finally:
+            for fd in (req_r, resp_w, log_w):
+                os.close(fd)
+        self._log = LogDrain(log_r)
+        self._log.start()
 
     def wait_ready(self) -> dict:
         """The worker's report of the isolation it applied; IsolationError if it could not start."""

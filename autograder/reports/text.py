@@ -6,7 +6,6 @@ the sanitiser of the format they are written into, never raw.
 
 from __future__ import annotations
 
-import html
 import re
 
 # C0/C1 control characters except tab and newline (ANSI/OSC escapes start with ESC), lone
