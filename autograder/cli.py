@@ -1,5 +1,5 @@
 """Command line: `python -m autograder grade [DIR]`, `batch ROOT`, `merge SHARD_DIR...`,
-`pr CHECKOUT` (CI), `gradescope` (Gradescope's run_autograder) and `new-unit NAME`.
+`pr CHECKOUT` (CI), `export DIR` (LMS files), `gradescope` (Gradescope's run_autograder) and `new-unit NAME`.
 
 Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
 The assignment is a unit folder (`--assignment NAME|PATH`); with one unit installed it
@@ -26,7 +26,7 @@ from autograder.unit.model import UnitError
 # The verb table: verb -> module of autograder.commands whose `run(args)` carries it out.
 # Only the chosen verb's module is imported (a `grade` never loads batch's or pr's code).
 COMMANDS = {"grade": "grade", "batch": "batch", "pr": "pr", "merge": "merge", "gradescope": "gradescope",
-            "new-unit": "new_unit"}
+            "new-unit": "new_unit", "export": "export"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,6 +94,30 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--out", type=Path, required=True, help="where the merged class.csv, report and folders go")
     m.add_argument("--assignment", default=None, metavar="NAME|PATH",
                    help="the unit the shards graded (default: the only one installed)")
+
+    x = sub.add_parser("export", help="a class's grades as Canvas and Moodle import files and a plain CSV")
+    x.add_argument("folder", type=Path, nargs="?", default=None, metavar="DIR",
+                   help="the --out folder of `batch` or `merge` (its class.csv)")
+    x.add_argument("--gradebook", type=Path, default=None, metavar="FILE",
+                   help="export nbgrader's gradebook.db instead (with --nbgrader-assignment)")
+    x.add_argument("--nbgrader-assignment", default=None, metavar="NAME", help="the nbgrader assignment to export")
+    x.add_argument("--roster", type=Path, action="append", metavar="FILE|ROOT",
+                   help="who each submission is (repeatable): Gradescope's submission_metadata.yml/.json, the "
+                        "class folder of Gradescope uploads, a GitHub Classroom roster CSV, or a CSV with a folder "
+                        "column and student_id, name, email, sis_user_id, sis_login_id, canvas_id, section")
+    x.add_argument("--submissions", type=Path, default=None, metavar="ROOT",
+                   help="the class folder graded: its entries' times decide which of a student's submissions is "
+                        "the later one, and which are late (when no roster gives submission times)")
+    x.add_argument("--out", type=Path, default=None, help="where the files go (default: DIR)")
+    x.add_argument("--assignment", default=None, metavar="NAME|PATH", help="the unit graded (default: the only one)")
+    x.add_argument("--title", default=None, help="the assignment's column title in the LMS (default: the unit's name)")
+    x.add_argument("--canvas-assignment", default=None, metavar="ID",
+                   help="the Canvas assignment id to fill (default: Canvas creates a new assignment)")
+    x.add_argument("--per-topic", action="store_true", help="one more LMS column per topic")
+    x.add_argument("--moodle-id", choices=["email", "idnumber", "username"], default="email",
+                   help="the user field moodle.csv identifies students by (default: email)")
+    x.add_argument("--deadline", default=None, metavar="ISO-TIME",
+                   help="flag submissions after it as late, e.g. 2026-03-01T23:59+08:00 (no zone: local time)")
 
     s = sub.add_parser("gradescope", help="grade ROOT/submission into ROOT/results/results.json (Gradescope)")
     s.add_argument("--root", type=Path, default=Path("/autograder"), help="Gradescope's folder (default: /autograder)")

@@ -28,3 +28,17 @@ def write_class_csv(out: Path, unit, rows: list[dict], k: int, n: int, version: 
     name = "class.csv" if n == 1 else f"class.shard{k}of{n}.csv"
     atomic_write(out / name, buf.getvalue())
     return name
+
+
+ESCAPED = ("'=", "'+", "'-", "'@", "'\t", "'\r")
+
+
+def read_class_csv(path: Path) -> list[dict]:
+    """class.csv's rows, each submission's name as the class folder spells it (csv_cell
+    guards a formula start with a ')."""
+    with Path(path).open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        name = row.get("submission", "")
+        row["submission"] = name[1:] if name.startswith(ESCAPED) else name
+    return rows

@@ -1,0 +1,179 @@
+"""Grades for a learning-management system: the files `export` writes (Canvas, Moodle, plain)
+and the notes that say who is not in them and why.
+
+Canvas: the gradebook import CSV, laid out as Canvas's own gradebook export is (its
+Instructor Guide, "How do I import grades in the Gradebook?",
+https://community.canvaslms.com/t5/Instructor-Guide/How-do-I-import-grades-in-the-Gradebook/ta-p/807,
+and its importer, canvas-lms app/models/gradebook_importer.rb): the header starts
+`Student,ID,SIS User ID,SIS Login ID,Section` (the importer requires `Student` and `ID` first
+and `Section` as the last student column), then one column per assignment, named
+`<title> (<Canvas assignment id>)` to fill an existing assignment or by a new title to
+create one; a second row whose first cell holds "Points Possible" gives each column's
+points. A column named like Canvas's computed ones (Current/Final Score, Points, Grade) at
+the end would be dropped by the importer, so none is.
+
+Moodle: the CSV grade import (MoodleDocs "Grade import",
+https://docs.moodle.org/en/Grade_import, and grade/import/csv/classes/load_data.php): a
+header, one identifier column the instructor maps to the user field ("Email address" to
+useremail, or "ID number" to useridnumber), one column per grade item. Every row must name a
+user of the course (one that does not aborts the whole import), and an empty cell or "-"
+clears the grade: so a student without a grade gets no row, and is in the notes.
+
+Numbers are written with a decimal point and no exponent or thousands separator (both
+importers read that whatever their locale). Names come from rosters (a Gradescope name is
+typed by the student): they go through csv_cell, ids as they are.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from autograder.reports.files import atomic_write
+from autograder.reports.text import csv_cell, one_line
+
+# Canvas's importer pops trailing columns matching this (gradebook_importer.rb, strip_non_assignment_columns).
+CANVAS_COMPUTED = ("Current Score", "Current Points", "Current Grade", "Final Score", "Final Points", "Final Grade")
+CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+POINTS_POSSIBLE = "Points Possible"
+MOODLE_IDS = {"email": ("Email address", "email"), "idnumber": ("ID number", "student_id"),
+              "username": ("Username", "sis_login_id")}
+GRADED = ("graded", "not_implemented")      # a grade to send: the grading ran to its end
+
+
+def points(value: float) -> str:
+    """7.5 -> "7.5", 10.0 -> "10", 1/3 -> "0.3333": a decimal point, at most four places, no exponent."""
+    text = f"{round(float(value), 4):.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+@dataclass
+class Grade:
+    """One student's line of the export (or one submission no roster entry claims)."""
+    submission: str                         # the class folder's entry ("" for a student who sent nothing)
+    status: str                             # class.csv's status, or "missing"
+    earned: float | None = None
+    possible: float | None = None
+    topics: dict[str, float] = field(default_factory=dict)         # topic id -> earned
+    submitted_at: datetime | None = None
+    late: bool | None = None                # None: no deadline given, or no submission time known
+    student: object | None = None           # the roster's Student (None: no roster entry matched)
+
+    @property
+    def graded(self) -> bool:
+        return self.status in GRADED and self.earned is not None
+
+
+@dataclass
+class Export:
+    title: str                              # the assignment's title in the LMS
+    topics: list[tuple[str, float]]         # (topic id, points): a column each when per_topic
+    possible: float
+    grades: list[Grade]                     # one per student of the class, in roster order
+    unmatched: list[tuple[str, str]] = field(default_factory=list)     # (entry, why no student)
+    superseded: list[tuple[str, str, str]] = field(default_factory=list)   # (student, kept, dropped)
+    notes: list[str] = field(default_factory=list)
+    canvas_assignment: str = ""             # an existing Canvas assignment's id: its column fills it
+    per_topic: bool = False
+
+
+def _columns(ex: Export) -> list[tuple[str, float]]:
+    total = f"{ex.title} ({ex.canvas_assignment})" if ex.canvas_assignment else ex.title
+    cols = [(total, ex.possible)]
+    if ex.per_topic:
+        cols += [(f"{ex.title}: {t}", p) for t, p in ex.topics]
+    return cols
+
+
+def _values(ex: Export, g: Grade) -> list[str]:
+    assert g.earned is not None
+    return [points(g.earned)] + ([points(g.topics.get(t, 0.0)) for t, _p in ex.topics] if ex.per_topic else [])
+
+
+def _csv(rows: list[list[str]]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerows(rows)
+    return buf.getvalue()
+
+
+def _cell(s, name: str) -> str:
+    return str(getattr(s, name, "") or "") if s is not None else ""
+
+
+def canvas_csv(ex: Export) -> str:
+    cols = _columns(ex)
+    rows = [CANVAS_STUDENT_COLUMNS + [c for c, _p in cols],
+            [POINTS_POSSIBLE, "", "", "", ""] + [points(p) for _c, p in cols]]
+    for g in canvas_ready(ex):
+        s = g.student
+        # Canvas finds the student by ID, then SIS User ID, then SIS Login ID, the name last
+        # (gradebook_importer.rb, process_student): the name is written as the roster has it.
+        rows.append([csv_cell(_cell(s, "name")), _cell(s, "canvas_id"), _cell(s, "sis_user_id") or _cell(s, "student_id"),
+                     _cell(s, "sis_login_id"), _cell(s, "section")] + _values(ex, g))
+    return _csv(rows)
+
+
+def canvas_ready(ex: Export) -> list[Grade]:
+    """The graded students Canvas can find: by an id, never by a name alone (two students may share one).
+    The roster's student id goes in SIS User ID when it gives no SIS User ID of its own."""
+    return [g for g in ex.grades if g.graded and any(_cell(g.student, k) for k in ("canvas_id", "sis_user_id",
+                                                                                     "student_id", "sis_login_id"))]
+
+
+def moodle_csv(ex: Export, identify_by: str = "email") -> str:
+    header, attr = MOODLE_IDS[identify_by]
+    rows = [[header] + [c for c, _p in _columns(ex)]]
+    rows += [[_cell(g.student, attr)] + _values(ex, g) for g in ex.grades if g.graded and _cell(g.student, attr)]
+    return _csv(rows)
+
+
+def plain_csv(ex: Export, deadline: bool) -> str:
+    head = ["student_id", "name", "submission", "earned", "possible"] + [t for t, _p in ex.topics] + ["status"]
+    rows = [head + (["late"] if deadline else [])]
+    for g in ex.grades:
+        scores = [points(g.earned) if g.earned is not None else "", points(g.possible) if g.possible else ""]
+        scores += [points(g.topics[t]) if t in g.topics else "" for t, _p in ex.topics]
+        late = [] if not deadline else ["" if g.late is None else ("yes" if g.late else "no")]
+        rows.append([_cell(g.student, "key") if g.student is not None else "", csv_cell(_cell(g.student, "name")),
+                     csv_cell(g.submission), *scores, g.status, *late])
+    return _csv(rows)
+
+
+def notes_md(ex: Export, moodle_by: str) -> str:
+    """What the instructor must know before importing: who is not in the files and why."""
+    lines = [f"# Export of {one_line(ex.title)}", ""] + [f"- {n}" for n in ex.notes] + [""]
+
+    def section(title: str, items: list[str], empty: str) -> None:
+        lines.extend([f"## {title}", ""] + ([f"- {i}" for i in items] if items else [empty]) + [""])
+
+    def who(g: Grade) -> str:
+        return one_line(f"{_cell(g.student, 'key')} ({_cell(g.student, 'name')})" if _cell(g.student, "name")
+                        else _cell(g.student, "key"), 200)
+
+    section("Students without a submission", [who(g) for g in ex.grades if g.status == "missing"],
+            "None: every student of the roster has a submission.")
+    section("Submissions that were not graded (no grade exported)",
+            [f"{who(g)}: `{csv_cell(g.submission)}` is {g.status}" for g in ex.grades
+             if g.status not in GRADED and g.status != "missing"], "None.")
+    section("Submissions no roster entry claims (not exported)",
+            [f"`{csv_cell(e)}`: {why}" for e, why in ex.unmatched], "None: every submission has its student.")
+    section("Students with more than one submission (the later one is exported)",
+            [f"{one_line(s, 200)}: `{csv_cell(kept)}` kept, `{csv_cell(dropped)}` left out" for s, kept, dropped
+             in ex.superseded], "None.")
+    no_canvas = [who(g) for g in ex.grades if g.graded and g not in canvas_ready(ex)]
+    section("Graded but not in canvas.csv (no Canvas ID, SIS User ID or SIS Login ID in the roster)", no_canvas, "None.")
+    attr = MOODLE_IDS[moodle_by][1]
+    section(f"Graded but not in moodle.csv (no {MOODLE_IDS[moodle_by][0].lower()} in the roster)",
+            [who(g) for g in ex.grades if g.graded and not _cell(g.student, attr)], "None.")
+    return "\n".join(lines)
+
+
+def write(out: Path, ex: Export, moodle_by: str, deadline: bool) -> list[Path]:
+    files = {"canvas.csv": canvas_csv(ex), "moodle.csv": moodle_csv(ex, moodle_by), "plain.csv": plain_csv(ex, deadline),
+             "export-notes.md": notes_md(ex, moodle_by)}
+    for name, text in files.items():
+        atomic_write(Path(out) / name, text)
+    return [Path(out) / name for name in files]

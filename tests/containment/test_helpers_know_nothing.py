@@ -1,0 +1,29 @@
+"""Containment, round four (issue 37, point 2): nothing the suite hands to student code knows the
+answer, and nothing the suite does lets student code tell a test from a normal run.
+
+- A sequence map handed to the student's `dependency_matrix` is lent (a callable f(x) -> y and
+  nothing more): its exact Jacobian stays in the grader, like bptt's CubicForm.
+
+Every case runs in both of the harness's modes (root, and `runuser -u nobody` over a copy),
+through the `case` fixture (conftest.py): reports inert, nothing changed, no process left.
+"""
+
+from __future__ import annotations
+
+from harness import expect_full_marks, payload, points, results_of, topic
+
+# The tests of causality that call dependency_matrix on a sequence map and judge its values.
+CALLS_DEPENDENCY_MATRIX = {"public::test_causality_fixed_vector", "hidden::test_dependency_matrix_and_first_leak"}
+
+
+def test_dependency_matrix_cannot_read_the_maps_jacobian(case):
+    """The issue's attack: a dependency_matrix that returns the map's own dependency (or computes it
+    from the map's fields) earned both tests that judge it; the map is now a plain callable."""
+    sub = case.submission("sub", append={"causality.py": payload("dependency_of_f")})
+    graded = case.grade(sub, "causality", "attention")
+    expect_full_marks(graded.score, "attention")
+    results = results_of(graded.score, "causality")
+    outcomes = {tid: results[tid]["outcome"] for tid in CALLS_DEPENDENCY_MATRIX}
+    assert all(outcome != "passed" for outcome in outcomes.values()), outcomes
+    assert topic(graded.score, "causality")["earned"] <= points("causality") - points("causality", {
+        t.split("::", 1)[1] for t in CALLS_DEPENDENCY_MATRIX})

@@ -1,0 +1,265 @@
+"""`export`: a class's grades as Canvas's and Moodle's import files, read back by the rules
+of the importers themselves (ported below from canvas-lms app/models/gradebook_importer.rb
+and Moodle's grade/import/csv/classes/load_data.php), not by the code that wrote them.
+
+The class: graded students, one whose grading failed, one who wrote nothing yet, one who
+sent two submissions, one with no submission, a folder no roster entry claims and one that
+two entries could claim; from batch's class.csv and from an nbgrader gradebook.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from datetime import UTC, datetime
+
+import pytest
+import yaml
+from helpers import UNIT, run_in_process
+
+from autograder.intake.roster import read_roster
+from autograder.reports.lms import points
+
+TOPICS = [t.id for t in UNIT.topics]
+POSSIBLE = sum(UNIT.rubric.topic(t).points for t in TOPICS)
+# Canvas's importer drops these trailing columns (strip_non_assignment_columns).
+CANVAS_COMPUTED = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|Final Grade")
+
+
+# --------------------------------------------------------------- the importers' rules, ported
+def canvas_import(text: str) -> dict:
+    """What Canvas's GradebookImporter reads from `text`: its header check (`header?`:
+    Student, ID first, Section as the last student column, SIS User ID and SIS Login ID
+    between), the points row (first cell =~ /Points Possible/), blank rows skipped, trailing
+    computed columns dropped, `Title (id)` naming an existing assignment."""
+    rows = list(csv.reader(io.StringIO(text)))
+    header = rows[0]
+    assert len(header) > 3 and re.search("Student", header[0]) and re.search("ID", header[1]), header
+    if re.search(r"SIS\s+Login\s+ID", header[2]):
+        width = 4
+    elif re.search(r"SIS\s+User\s+ID", header[2]) and re.search(r"SIS\s+Login\s+ID", header[3]):
+        width = 5
+    else:
+        width = 3
+    assert re.search("Section", header[width - 1]), "Canvas: Invalid header row"
+    assignments = header[width:]
+    while assignments and CANVAS_COMPUTED.search(assignments[-1]):
+        assignments.pop()
+    out: dict = {"assignments": [], "points": {}, "students": []}
+    for name in assignments:
+        m = re.fullmatch(r"(.*)\s\((\d+)\)", name, flags=re.S)          # Assignment.title_and_id
+        out["assignments"].append((m.group(1), m.group(2)) if m else (name, None))
+    for row in rows[1:]:
+        if re.search("Points Possible", row[0]):
+            out["points"] = dict(zip(assignments, (float(c) for c in row[width:])))
+            continue
+        if all(re.fullmatch(r"(Muted|)", c.strip(), flags=re.I) for c in row):
+            continue
+        ids = dict(zip(header[:width], row[:width]))
+        assert ids["ID"] or ids.get("SIS User ID") or ids.get("SIS Login ID"), f"found only by name: {row}"
+        out["students"].append({**ids, **{a: float(c) for a, c in zip(assignments, row[width:])}})
+    return out
+
+
+def moodle_import(text: str, users: set[str]) -> list[dict]:
+    """Moodle's CSV grade import with the first column mapped to the user field: a row of one
+    field or less is skipped, a row whose user is not in the course aborts the import, an
+    empty grade or "-" clears the grade (refused here: the export must never clear one),
+    anything else must be a number (unformat_float)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    header, read = rows[0], []
+    for row in rows[1:]:
+        if len(row) <= 1:
+            continue
+        assert row[0] in users, f"Moodle: user not found, whole import aborted ({row[0]!r})"
+        assert all(c.strip() not in ("", "-") for c in row[1:]), f"Moodle would clear a grade: {row}"
+        read.append({"user": row[0], **{h: float(c) for h, c in zip(header[1:], row[1:])}})
+    return read
+
+
+# ------------------------------------------------------------------------------ the class
+def class_csv(folder, rows: list[dict]) -> None:
+    fields = ["submission", "earned", "possible", "status", "seed", "grader_version", "tampered", "folder"]
+    fields += [x for t in TOPICS for x in (t, f"{t}_status")] + ["detail"]
+    with (folder / "class.csv").open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields, restval="")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def graded(name: str, scores: dict[str, float], status: str = "graded") -> dict:
+    row = {"submission": name, "earned": sum(scores.values()), "possible": POSSIBLE, "status": status}
+    for t in TOPICS:
+        row[t], row[f"{t}_status"] = scores.get(t, 0.0), status
+    return row
+
+
+@pytest.fixture
+def batch_out(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    class_csv(out, [
+        graded("rnn-ann", {"bptt": 7.5, "attention": 1 / 3}),       # a GitHub Classroom clone
+        {"submission": "bob-main", "status": "grader_error", "detail": "the grading process stopped"},
+        graded("cy", {}, status="not_implemented"),                   # wrote nothing yet: 0, a grade
+        graded("rnn-dee", {"bptt": 3.0}),
+        graded("rnn-dee-main", {"bptt": 9.0}),                        # dee's second submission
+        graded("zed", {"bptt": 20.0}),                                # in no roster
+        graded("rnn-ann-lee", {"bptt": 1.0}),                         # lee's or ann-lee's: not guessed
+    ])
+    roster = tmp_path / "classroom_roster.csv"
+    roster.write_text("identifier,github_username,github_id,name\n"
+                      's001,ann,101,"Lee, Ann"\ns002,bob,102,Bob\ns003,cy,103,Cy\ns004,dee,104,Dee\n'
+                      "s005,eve,105,Eve\ns006,lee,106,Lee\ns007,ann-lee,107,Ann-Lee\n", encoding="utf-8")
+    sis = tmp_path / "sis.csv"          # the instructor's: the same ids, with e-mails and sections
+    sis.write_text("student_id,email,section\n" + "".join(f"s00{i},{n}@uni.example,Lab {i % 2}\n" for i, n in
+                                                           enumerate(["ann", "bob", "cy", "dee", "eve"], 1)))
+    return out, roster, sis
+
+
+def export(*args) -> None:
+    proc = run_in_process("export", *args)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+
+
+def test_canvas_and_moodle_files_import_by_their_importers_rules(batch_out, tmp_path):
+    out, roster, sis = batch_out
+    received = tmp_path / "class"                       # dee's -main zip came in later
+    for i, name in enumerate(["rnn-dee", "rnn-dee-main.zip"]):
+        (received / name).parent.mkdir(exist_ok=True)
+        (received / name).write_text("x")
+        os.utime(received / name, (1_700_000_000 + i * 3600,) * 2)
+    export(out, "--roster", roster, "--roster", sis, "--submissions", received, "--per-topic",
+           "--title", "RNN homework")
+    canvas = canvas_import((out / "canvas.csv").read_text(encoding="utf-8"))
+    assert canvas["assignments"][0] == ("RNN homework", None)            # a new assignment
+    assert canvas["points"]["RNN homework"] == POSSIBLE
+    assert canvas["points"]["RNN homework: bptt"] == 20
+    by_id = {s["SIS User ID"]: s for s in canvas["students"]}
+    # ann, cy (0: not implemented is a grade) and dee's later submission; bob errored, eve sent nothing
+    assert set(by_id) == {"s001", "s003", "s004"}
+    assert by_id["s001"]["RNN homework"] == pytest.approx(7.8333) and by_id["s001"]["Student"] == "Lee, Ann"
+    assert by_id["s001"]["RNN homework: attention"] == pytest.approx(0.3333)
+    assert by_id["s003"]["RNN homework"] == 0
+    assert by_id["s004"]["RNN homework"] == 9.0
+    assert by_id["s004"]["Section"] == "Lab 0"
+    text = (out / "canvas.csv").read_text(encoding="utf-8")
+    assert '"Lee, Ann"' in text and "e-" not in text.lower() and "7.8333" in text     # quoted; decimals, no exponent
+
+    moodle = moodle_import((out / "moodle.csv").read_text(encoding="utf-8"),
+                           {f"{n}@uni.example" for n in ["ann", "bob", "cy", "dee", "eve"]})
+    assert (out / "moodle.csv").read_text().splitlines()[0].startswith("Email address,RNN homework,")
+    assert {r["user"]: r["RNN homework"] for r in moodle} == {"ann@uni.example": pytest.approx(7.8333),
+                                                             "cy@uni.example": 0, "dee@uni.example": 9.0}
+
+    notes = (out / "export-notes.md").read_text(encoding="utf-8")
+    for said in ("s005 (Eve)", "s002 (Bob): `bob-main` is grader_error", "`zed`: matches no student",
+                 "`rnn-ann-lee`: matches 2 students", "s004: `rnn-dee-main` kept, `rnn-dee` left out"):
+        assert said in notes, (said, notes)
+
+
+def test_the_later_submission_wins_by_gradescope_time_not_by_name(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    class_csv(out, [graded("submission_1", {"bptt": 9.0}), graded("submission_2", {"bptt": 2.0}),
+                    graded("submission_3", {"bptt": 4.0})])
+    meta = {"submission_1": {":submitters": [{":name": "=HYPERLINK(\"x\")", ":sid": "7", ":email": "a@x.org"}],
+                             ":created_at": "2026-03-02T10:00:00-08:00"},
+            "submission_2": {":submitters": [{":name": "=HYPERLINK(\"x\")", ":sid": "7", ":email": "a@x.org"}],
+                             ":created_at": "2026-03-01T10:00:00-08:00"},
+            "submission_3": {":submitters": [{":name": "B", ":sid": "8", ":email": "b@x.org"}],
+                             ":created_at": "2026-03-03T10:00:00-08:00"}}
+    (tmp_path / "submission_metadata.yml").write_text(yaml.safe_dump(meta))
+    export(out, "--roster", tmp_path / "submission_metadata.yml", "--deadline", "2026-03-02T12:00:00-08:00",
+           "--moodle-id", "idnumber")
+    canvas = canvas_import((out / "canvas.csv").read_text(encoding="utf-8"))
+    first = next(s for s in canvas["students"] if s["SIS User ID"] == "7")
+    assert first["rnn_prehistory"] == 9.0                        # submission_1, the later one, though named first
+    assert first["Student"].startswith("'=")                     # a name the student typed never runs as a formula
+    plain = list(csv.DictReader(io.StringIO((out / "plain.csv").read_text(encoding="utf-8"))))
+    assert [(r["student_id"], r["submission"], r["late"]) for r in plain] == [("7", "submission_1", "no"),
+                                                                           ("8", "submission_3", "yes")]
+    assert [r["user"] for r in moodle_import((out / "moodle.csv").read_text(), {"7", "8"})] == ["7", "8"]
+
+
+def test_a_class_folder_of_gradescope_uploads_is_a_roster(tmp_path):
+    for k, (name, sid) in enumerate([("Ann", "1"), ("Bo", "2")]):
+        folder = tmp_path / "class" / f"up{k}"
+        folder.mkdir(parents=True)
+        (folder / "submission_metadata.json").write_text(json.dumps(
+            {"created_at": "2026-03-01T10:00:00+00:00", "users": [{"name": name, "email": f"{name}@x", "sid": sid}]}))
+    roster = read_roster(tmp_path / "class")
+    assert roster.match("up1")[0].student_id == "2"
+    assert roster.submitted_at["up0"] == datetime(2026, 3, 1, 10, tzinfo=UTC)
+    assert roster.match("up9") == (None, "matches no student of the roster")
+
+
+@pytest.mark.parametrize("entry, expected", [("lee-main", "s1"), ("hw1-lee-master", "s1"), ("LEE.zip", "s1"),
+                                             ("hw1-leeds", None), ("kim-main", "2 students")])
+def test_folder_names_match_without_wrapper_suffixes(tmp_path, entry, expected):
+    (tmp_path / "r.csv").write_text("folder,student_id\nlee,s1\nleeds-x,s2\nkim,s3\nkim,s4\n")   # kim: twice
+    student, why = read_roster(tmp_path / "r.csv").match(entry)
+    assert (student.student_id if student else None) == expected or (student is None and expected in why)
+
+
+def test_an_existing_canvas_assignment_is_named_by_its_id(batch_out):
+    out, roster, _sis = batch_out
+    export(out, "--roster", roster, "--canvas-assignment", "4242")
+    canvas = canvas_import((out / "canvas.csv").read_text(encoding="utf-8"))
+    assert canvas["assignments"] == [("rnn_prehistory", "4242")]
+
+
+def test_points_are_written_plainly():
+    assert [points(x) for x in (7.5, 10.0, 1 / 3, 1e-9, -0.0, 123456.0)] == ["7.5", "10", "0.3333", "0", "0",
+                                                                           "123456"]
+
+
+def test_an_nbgrader_gradebook_exports_its_own_scores(tmp_path, monkeypatch):
+    import nbgrader.api
+    from nbgrader.api import Gradebook
+
+    # A new gradebook asks the `alembic` script for its schema version; this venv borrows
+    # nbgrader's packages without its scripts, and the version is not what is tested.
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", lambda: "4b6a64a2b0a6")
+    db = tmp_path / "gradebook.db"
+    due = datetime(2026, 3, 1, 12)
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment("ps1", duedate=due)
+        for nb, cells in (("bptt", {"q1": 4.0, "q2": 6.0}), ("bleu", {"q3": 5.0})):
+            gb.add_notebook(nb, "ps1")
+            for cell, top in cells.items():
+                gb.add_grade_cell(cell, nb, "ps1", max_score=top, cell_type="code")
+        gb.add_student("s1", first_name="Ann", last_name="Lee", email="ann@x")
+        gb.add_student("s2", first_name="Bo", last_name="Ng", email="bo@x")
+        gb.add_student("s3", first_name="Cy", last_name="Wu", email="cy@x")          # never submitted
+        gb.add_submission("ps1", "s1", timestamp=datetime(2026, 3, 1, 11))
+        gb.add_submission("ps1", "s2", timestamp=datetime(2026, 3, 2, 9))
+        for student, given in (("s1", {"q1": 4.0, "q2": 1.5, "q3": 5.0}), ("s2", {"q1": 2.0, "q2": 0.0, "q3": 0.25})):
+            for cell, score in given.items():
+                nb = "bleu" if cell == "q3" else "bptt"
+                gb.find_grade(cell, nb, "ps1", student).manual_score = score
+        gb.db.commit()
+        expected = {s: gb.find_submission("ps1", s).score for s in ("s1", "s2")}     # nbgrader's own totals
+    before = db.read_bytes()
+    assert expected == {"s1": 10.5, "s2": 2.25}
+    export("--gradebook", db, "--nbgrader-assignment", "ps1", "--out", tmp_path, "--per-topic",
+           "--moodle-id", "idnumber", "--deadline", "2026-03-01T12:00:00+00:00")
+    moodle = moodle_import((tmp_path / "moodle.csv").read_text(), {"s1", "s2", "s3"})
+    assert {r["user"]: r["ps1"] for r in moodle} == expected
+    assert {r["user"]: r["ps1: bleu"] for r in moodle} == {"s1": 5.0, "s2": 0.25}
+    canvas = canvas_import((tmp_path / "canvas.csv").read_text(encoding="utf-8"))
+    assert canvas["points"] == {"ps1": 15.0, "ps1: bleu": 5.0, "ps1: bptt": 10.0}
+    assert {s["SIS User ID"]: s["Student"] for s in canvas["students"]} == {"s1": "Lee, Ann", "s2": "Ng, Bo"}
+    plain = {r["student_id"]: r for r in csv.DictReader(io.StringIO((tmp_path / "plain.csv").read_text()))}
+    assert (plain["s1"]["late"], plain["s2"]["late"], plain["s3"]["status"]) == ("no", "yes", "missing")
+    assert "s3 (Wu, Cy)" in (tmp_path / "export-notes.md").read_text()
+    assert db.read_bytes() == before, "the export wrote to the gradebook"
+
+
+def test_a_class_folder_export_without_roster_says_which_rosters_it_reads(batch_out):
+    out, _roster, _sis = batch_out
+    proc = run_in_process("export", out)
+    assert proc.returncode == 2 and "give --roster" in proc.stderr
