@@ -60,6 +60,9 @@ class Entry:
     shown_as: str = ""          # where the module files are, in the student's own terms
 
 
+GITHUB_BRANCHES = ("-main", "-master")
+
+
 def _student_name(path: Path) -> str:
     name = path.name
     for suffix in ARCHIVES:
@@ -196,7 +199,8 @@ def _unpack(archive: Path, target: Path, wanted: set[str], limits: dict) -> dict
                 for info in z.infolist():
                     count(info.file_size)
                 for info in z.infolist():
-                    p = PurePosixPath(info.filename)
+                    # Some Windows tools write "folder\\file.py" although the format says "/".
+                    p = PurePosixPath(info.filename.replace("\\", "/"))
                     if stat.S_ISLNK(info.external_attr >> 16):
                         links.append(str(p))
                     elif not info.is_dir() and keep(p):
@@ -276,6 +280,9 @@ def _from_archive(path: Path, modules: set[str], scratch: Path) -> Entry:
         if member.parent == folder and (target / member).stat().st_size > MAX_MODULE_BYTES:
             return Entry(name, path, None, "not_a_submission", f"{path.name}: {member} is larger than 2 MB")
     shown = f"{path.name}/{folder}" if str(folder) != "." else path.name
+    # GitHub's "Download ZIP" of <repo> is <repo>-main.zip holding <repo>-main/: the student is <repo>.
+    if name.endswith(GITHUB_BRANCHES) and folder.parts[:1] == (name,):
+        name = name.rsplit("-", 1)[0]
     return Entry(name, path, target / folder, "ok", shown_as=shown)
 
 

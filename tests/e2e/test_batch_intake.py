@@ -159,6 +159,25 @@ def test_single_wrapper_folders_are_looked_through_and_the_graded_folder_named(t
     assert submissions.from_upload(upload, MODULES).shown_as == "lee-main/assignments/rnn_prehistory"
 
 
+def test_windows_backslash_zips_and_github_zip_names(tmp_path):
+    """A zip whose member names use backslashes (some Windows tools) grades as the same files
+    unzipped; GitHub's <repo>-main.zip is the student <repo>."""
+    root = tmp_path / "class"
+    root.mkdir()
+    with zipfile.ZipFile(root / "win.zip", "w") as z:
+        for p in SOLUTIONS.glob("*.py"):
+            z.writestr(f"win\\rnn_prehistory\\{p.name}", p.read_bytes())
+        z.writestr("..\\..\\evil.py", "print('escaped')")
+    _github_zip(root / "nora-main.zip", "nora-main", SOLUTIONS)
+    entries = {e.name: e for e in submissions.find(root, MODULES, tmp_path / "scratch")}
+    assert set(entries) == {"win", "nora"}, entries
+    assert entries["win"].status == "ok" and entries["win"].shown_as == "win.zip/win/rnn_prehistory", entries["win"]
+    assert {p.name for p in entries["win"].folder.glob("*.py")} == {p.name for p in SOLUTIONS.glob("*.py")}
+    assert not (tmp_path / "evil.py").exists() and not list((tmp_path / "scratch").rglob("evil.py"))
+    assert entries["nora"].status == "ok" and entries["nora"].shown_as == \
+        "nora-main.zip/nora-main/assignments/rnn_prehistory"
+
+
 def test_no_link_is_followed_to_the_module_files(tmp_path):
     root = tmp_path / "class"
     bob = root / "bob" / "assignments" / "rnn_prehistory"
@@ -302,7 +321,9 @@ def test_gradescope_grades_a_github_zip_and_refuses_an_upload_that_links_to_the_
     (linked / "submission").mkdir(parents=True)
     (linked / "submission" / "rnn_prehistory").symlink_to(SOLUTIONS)
     refused = run_autograder(linked)
-    assert refused["score"] == 0 and refused["tests"] == [], refused
+    # A refusal is a score of 0 with every test listed at 0, each saying why.
+    assert refused["score"] == 0 and len(refused["tests"]) == len(graded["tests"]), refused
+    assert all(t["score"] == 0 and "is a link" in t["output"] for t in refused["tests"]), refused["tests"][:2]
     assert "Nothing was graded: submission/rnn\\_prehistory is a link" in refused["output"], refused["output"]
 
 
