@@ -210,7 +210,7 @@ def run(args) -> int:
             elif not getattr(args, "force", False) and (row := previous_row(unit, entry, args, version)):
                 rows[i] = row
             else:
-                if not entry.source.is_dir():
+                if entry.folder is not None and not entry.folder.is_relative_to(entry.source):  # archives, notebooks
                     keep_unpacked(entry, student_folder(args.out, entry.name) / UNPACKED)
                 tasks.put((i, entry, plan.get(entry.name)))
                 continue

@@ -334,3 +334,42 @@ def test_an_archive_named_only_by_its_extension_gets_a_folder_of_its_own(tmp_pat
         with zipfile.ZipFile(root / name, "w") as z:
             z.write(SOLUTIONS / "bptt.py", "bptt.py")
     assert sorted(e.name for e in submissions.find(root, MODULES, tmp_path / "scratch")) == ["..zip", ".zip"]
+
+
+def _notebooks(folder: Path, modules: Path) -> None:
+    """A student's folder of notebooks: each module in a cell that starts with
+    `%%writefile <module>.py`, but bptt's in the answer cell of the course's notebook."""
+    folder.mkdir(parents=True)
+    for p in sorted(modules.glob("*.py")):
+        if p.stem == "bptt":
+            meta = {"nbgrader": {"grade_id": "module_bptt", "solution": True, "grade": False}}
+            code = {"cell_type": "code", "metadata": meta, "source": p.read_text(), "outputs": [], "execution_count": None}
+        else:
+            code = {"cell_type": "code", "metadata": {}, "source": f"%%writefile {p.name}\n{p.read_text()}",
+                    "outputs": [], "execution_count": None}
+        cells = [{"cell_type": "markdown", "metadata": {}, "source": f"# {p.stem}"}, code]
+        (folder / f"{p.stem}.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                                            "nbformat_minor": 5}))
+
+
+def test_a_folder_of_notebooks_is_graded_in_batch_and_on_gradescope(tmp_path):
+    root = tmp_path / "class"
+    _notebooks(root / "nina" / "work", SOLUTIONS)
+    (root / "otto").mkdir(parents=True)
+    (root / "otto" / "scratch.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {},
+                                                                         "source": "print(1)"}]}))
+    entries = {e.name: e for e in submissions.find(root, MODULES, tmp_path / "scratch")}
+    assert entries["nina"].status == "ok" and entries["nina"].shown_as == "nina/work (notebooks)", entries["nina"]
+    assert entries["otto"].status == "missing" and "%%writefile <module>.py" in entries["otto"].detail
+    out = tmp_path / "out"
+    proc = run_grader("batch", root, "--out", out, "--jobs", "2", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = _rows(out)
+    assert rows["nina"]["status"] == "graded" and rows["nina"]["earned"] == rows["nina"]["possible"], rows["nina"]
+    assert rows["otto"]["status"] == "missing"
+    upload = tmp_path / "gradescope"
+    _notebooks(upload / "submission", SOLUTIONS)
+    proc = run_grader("gradescope", "--root", upload, "--lang", "en", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((upload / "results" / "results.json").read_text())
+    assert results["score"] == results["extra_data"]["max_score"], results.get("output")
