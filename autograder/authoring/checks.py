@@ -50,6 +50,23 @@ def product_scale(a, b) -> np.ndarray:
     return np.abs(np.asarray(a, dtype=float)) @ np.abs(np.asarray(b, dtype=float))
 
 
+def tanh_recurrence_bound(x, h0, Wx, Wh, b, h) -> np.ndarray:
+    """(N, T, H): how far one correct computation of h_t = tanh(x_t Wx + h_{t-1} Wh + b) can be
+    from the exact states `h` (given as computed: the difference is second order), in any
+    summation order, FMA or not; two computations differ by twice this. The pre-activation is a
+    (D+H+1)-term sum, off by gamma_{D+H+1} P with P = |x_t||Wx| + |h_{t-1}||Wh| + |b|; tanh is
+    1-Lipschitz and rounds to a few ulps (|tanh| <= 1); the previous state's error d comes in
+    through Wh as d |Wh|. So d_t <= gamma_{D+H+6} (P_t + 1) + d_{t-1} |Wh| (the 5 extra
+    roundings cover tanh's ulps and the terms of order u^2)."""
+    D, H = np.shape(Wx)
+    d, prev, bound = np.zeros(np.shape(h0)), h0, np.zeros(np.shape(h))
+    for t in range(np.shape(x)[1]):
+        d = gamma(D + H + 6) * (product_scale(x[:, t], Wx) + product_scale(prev, Wh) + np.abs(b) + 1) \
+            + d @ np.abs(Wh)
+        bound[:, t], prev = d, h[:, t]
+    return bound
+
+
 def rel_error(a, b, scale=None) -> float:
     """CS231n's element-wise relative error, maximised (the exercise's own definition):
     max |a - b| / max(|a| + |b|, 1e-8). With `scale` (an array broadcast to a's shape, or a

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -24,6 +25,7 @@ from autograder.authoring.checks import (
     finite_differences_stacked,
     norm_rel_error,
     rel_error,
+    tanh_recurrence_bound,
 )
 from autograder.isolation.sandbox import StudentCodeError
 
@@ -52,6 +54,42 @@ def test_rel_error_floors_its_denominator_at_1e_8_and_is_0_on_nothing():
     assert rel_error([0.0, 0.0], [0.0, 0.0]) == 0.0
     assert rel_error([0.0], [1e-9]) == pytest.approx(1e-9 / 1e-8)       # not 1.0: both are ~0
     assert rel_error(np.zeros((0, 3)), np.zeros((0, 3))) == 0.0
+
+
+def _exact_tanh_rnn(x, h0, Wx, Wh, b):
+    """The recurrence in 60-digit arithmetic (mpmath): the exact states, to compare roundings with."""
+    mpmath.mp.dps = 60
+    N, T, _ = x.shape
+    h, out = [[mpmath.mpf(v) for v in row] for row in h0], np.zeros((N, T, Wh.shape[0]))
+    for t in range(T):
+        h = [[mpmath.tanh(sum(mpmath.mpf(x[n, t, d]) * mpmath.mpf(Wx[d, j]) for d in range(Wx.shape[0]))
+                          + sum(h[n][i] * mpmath.mpf(Wh[i, j]) for i in range(Wh.shape[0])) + mpmath.mpf(b[j]))
+              for j in range(Wh.shape[0])] for n in range(N)]
+        out[:, t] = [[float(v) for v in row] for row in h]
+    return out
+
+
+def test_tanh_recurrence_bound_holds_for_float64_and_not_for_float32():
+    """Against exact arithmetic: float64 states in two summation orders are within the bound;
+    float32 states (rounding 2^29 times larger) are not, so the bound is not vacuous."""
+    rng = np.random.default_rng(0)
+    x, h0 = rng.normal(size=(2, 6, 4)), rng.normal(size=(2, 5))
+    Wx, Wh, b = rng.normal(size=(4, 5)), rng.normal(size=(5, 5)) * 0.5, rng.normal(size=5)
+    exact = _exact_tanh_rnn(x, h0, Wx, Wh, b)
+
+    def run(dtype, reverse):
+        h, out = h0.astype(dtype), np.zeros(exact.shape, dtype)
+        for t in range(x.shape[1]):
+            terms = [x[:, t].astype(dtype) @ Wx.astype(dtype), h @ Wh.astype(dtype), b.astype(dtype)]
+            h = np.tanh(sum(terms[::-1] if reverse else terms))
+            out[:, t] = h
+        return out.astype(float)
+
+    bound = tanh_recurrence_bound(x, h0, Wx, Wh, b, exact)
+    assert 0 < bound.max() < 1e-11                  # ~1e3 roundings of O(1) terms, at most
+    for reverse in (False, True):
+        assert np.all(np.abs(run(np.float64, reverse) - exact) <= bound)
+    assert np.any(np.abs(run(np.float32, False) - exact) > bound)
 
 
 def test_norm_rel_error_compares_whole_arrays():

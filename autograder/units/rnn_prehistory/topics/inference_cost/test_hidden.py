@@ -24,7 +24,7 @@ LENGTHS = (16, 64, 256, 1024)        # the T of the memory measurement
 FLOAT_BYTES = 8
 # Student against the equations here, both correct, in any summation order (bounds in
 # test_oracle.py): a state h_t is within ~5e-12 absolute of another computation's on these sizes
-# (tanh_rnn_bound: |h| <= 1, so the error is absolute, not relative to a state near 0: scale 1);
+# (checks.tanh_recurrence_bound: |h| <= 1, so the error is absolute, not relative to a state near 0: scale 1);
 # a key or value within 2 gamma_D |x||W| (product_scale), an output y_t within ~1e-13 of the
 # largest |v| it averages. The tolerances (1e-9 for what goes through exp or tanh, 1e-12 for a
 # plain product) are above those bounds; the mutants miss by 1e-3 and more.

@@ -10,7 +10,7 @@ import torch
 from helpers import SOLUTIONS
 from torch.utils.flop_counter import FlopCounterMode
 
-from autograder.authoring.checks import gamma, product_scale, rel_error
+from autograder.authoring.checks import gamma, product_scale, rel_error, tanh_recurrence_bound
 
 sys.path.insert(0, str(SOLUTIONS))
 import inference_cost  # noqa: E402  (the reference solution)
@@ -45,21 +45,6 @@ def test_cached_decoding_equals_torch_causal_attention_over_every_prefix(seed):
     assert np.all(np.abs(V - v.numpy()) <= 2 * gamma(x.shape[2]) * product_scale(x, Wv))
 
 
-def tanh_rnn_bound(x, h0, Wx, Wh, b, h):
-    """(N, T, H): how far two correct computations of h_t = tanh(x_t Wx + h_{t-1} Wh + b) can be
-    apart, in any summation order, FMA or not. The pre-activation is a (D+H+1)-term sum, off by
-    gamma_{D+H+1} P with P = |x_t||Wx| + |h_{t-1}||Wh| + |b|; tanh is 1-Lipschitz and rounds to
-    a few ulps (|tanh| <= 1); the previous state's error d comes in through Wh as d |Wh|. So
-    d_t <= gamma_{D+H+6} (P_t + 1) + d_{t-1} |Wh| for one computation, twice that for two."""
-    D, H = Wx.shape
-    d, prev, bound = np.zeros_like(h0), h0, np.zeros(h.shape)
-    for t in range(x.shape[1]):
-        d = gamma(D + H + 6) * (product_scale(x[:, t], Wx) + product_scale(prev, Wh) + np.abs(b) + 1) \
-            + d @ np.abs(Wh)
-        bound[:, t], prev = 2 * d, h[:, t]
-    return bound
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_rnn_decoding_equals_torch_rnn_cell(seed):
     rng = np.random.default_rng(seed)
@@ -73,7 +58,7 @@ def test_rnn_decoding_equals_torch_rnn_cell(seed):
         cell.bias_ih.copy_(torch.tensor(b))
         cell.bias_hh.zero_()
     h, held = inference_cost.rnn_decode(x, h0, Wx, Wh, b)
-    bound = tanh_rnn_bound(x, h0, Wx, Wh, b, h)
+    bound = 2 * tanh_recurrence_bound(x, h0, Wx, Wh, b, h)      # two computations: numpy's and torch's
     state = torch.tensor(h0)
     for t in range(T):
         state = cell(torch.tensor(x[:, t]), state)
