@@ -16,6 +16,7 @@ from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
     diagnose,
+    dot_attention_bound,
     expect_array,
     expect_close,
     expect_gradients,
@@ -89,6 +90,50 @@ def test_tanh_recurrence_bound_holds_for_float64_and_not_for_float32():
     assert 0 < bound.max() < 1e-11                  # ~1e3 roundings of O(1) terms, at most
     for reverse in (False, True):
         assert np.all(np.abs(run(np.float64, reverse) - exact) <= bound)
+    assert np.any(np.abs(run(np.float32, False) - exact) > bound)
+
+
+def _exact_attention(x, Wq, Wk, Wv, causal):
+    """Scaled dot-product self-attention of one sequence x (T, D) in 60-digit arithmetic."""
+    mpmath.mp.dps = 60
+    T = x.shape[0]
+    M = [[mpmath.mpf(v) for v in row] for row in x]
+
+    def project(W):
+        return [[sum(M[t][d] * mpmath.mpf(W[d, j]) for d in range(W.shape[0])) for j in range(W.shape[1])]
+                for t in range(T)]
+
+    q, k, v = project(Wq), project(Wk), project(Wv)
+    y = np.zeros((T, Wv.shape[1]))
+    for t in range(T):
+        seen = range(t + 1) if causal else range(T)
+        e = [sum(a * b for a, b in zip(q[t], k[s])) / mpmath.sqrt(Wk.shape[1]) for s in seen]
+        w = [mpmath.exp(a - max(e)) for a in e]
+        y[t] = [float(sum(w[i] * v[s][j] for i, s in enumerate(seen)) / sum(w)) for j in range(Wv.shape[1])]
+    return y
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_dot_attention_bound_holds_for_float64_and_not_for_float32(causal):
+    """Against exact arithmetic: float64 attention (scores by matmul or einsum, the softmax's sum
+    in two orders) is within the bound; float32 is not, so the bound is not vacuous."""
+    rng = np.random.default_rng(1)
+    x, Wq, Wk, Wv = rng.normal(size=(1, 5, 3)), rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=(3, 2))
+    exact = _exact_attention(x[0], Wq, Wk, Wv, causal)[None]
+    visible = np.tril(np.ones((5, 5), dtype=bool)) if causal else np.ones((5, 5), dtype=bool)
+
+    def run(dtype, einsum):
+        q, k, v = (x.astype(dtype) @ W.astype(dtype) for W in (Wq, Wk, Wv))
+        e = np.einsum("ntk,nsk->nts", q, k) if einsum else q @ k.transpose(0, 2, 1)
+        e = np.where(visible, e / np.sqrt(dtype(4)), -np.inf)
+        w = np.exp(e - e.max(axis=2, keepdims=True))
+        total = w[..., ::-1].sum(axis=2, keepdims=True) if einsum else w.sum(axis=2, keepdims=True)
+        return ((w / total) @ v).astype(float)
+
+    bound = dot_attention_bound(x, Wq, Wk, Wv, causal)
+    assert 0 < bound.max() < 1e-12
+    for einsum in (False, True):
+        assert np.all(np.abs(run(np.float64, einsum) - exact) <= bound)
     assert np.any(np.abs(run(np.float32, False) - exact) > bound)
 
 
