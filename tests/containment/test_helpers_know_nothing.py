@@ -27,3 +27,15 @@ def test_dependency_matrix_cannot_read_the_maps_jacobian(case):
     assert all(outcome != "passed" for outcome in outcomes.values()), outcomes
     assert topic(graded.score, "causality")["earned"] <= points("causality") - points("causality", {
         t.split("::", 1)[1] for t in CALLS_DEPENDENCY_MATRIX})
+
+
+def test_measured_causality_cannot_be_faked_by_spotting_the_probes(case):
+    """A self_attention with no mask that copies the outputs before s whenever an input it saw comes
+    back with only x_s moved passed the measured causality test (one input moved at a time, by the
+    same step, in order); the probes now move several inputs at once, by random steps, in a random
+    order, and repeat inputs."""
+    sub = case.submission("sub", append={"causality.py": payload("detect_probes")})
+    graded = case.grade(sub, "causality", "attention")
+    expect_full_marks(graded.score, "attention")
+    measured = results_of(graded.score, "causality")["hidden::test_causal_maps_read_no_future_and_the_others_do"]
+    assert measured["outcome"] != "passed", measured

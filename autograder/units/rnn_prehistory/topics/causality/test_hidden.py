@@ -35,19 +35,30 @@ def birnn(causality):
     return causality.birnn_forward.patched(STAND_IN)
 
 
-def moved_outputs(function, x, extra_args):
-    """The outputs of `function(x, *extra_args)` and, for every position s, with x[:, s] moved by a
-    random O(1) step: (y, [y_s for s in 0..T-1]), in one exchange with the worker."""
+def moved_outputs(function, x, extra_args, rng):
+    """The outputs of `function(x, *extra_args)`, and for every position s with x[:, s] moved
+    alone (`single`) and with x[:, s:] moved together (`suffix`), each by steps of random sizes,
+    in one exchange with the worker: (y, single, suffix), lists over s = 0..T-1.
+
+    The probes come in a random order and x itself twice, so a map that compares its inputs
+    with earlier ones cannot tell which position moved or copy earlier outputs into a probe: a
+    probe moving several positions differs from every other call in more than one place."""
     T = x.shape[1]
-    step = np.random.default_rng(T).normal(size=x.shape[::2])          # (N, D), the same at every s
-    probes = [x]
+    probes = [x, x]
     for s in range(T):
-        moved = x.copy()
-        moved[:, s] += step
-        probes.append(moved)
+        for moved in (slice(s, s + 1), slice(s, None)):
+            probe = x.copy()
+            probe[:, moved] += rng.normal(size=probe[:, moved].shape) * rng.uniform(0.3, 2.0)
+            probes.append(probe)
+    order = rng.permutation(len(probes))
     calls = getattr(function, "map", None)
-    replies = calls([(p, *extra_args) for p in probes]) if calls else [function(p, *extra_args) for p in probes]
-    return replies[0], replies[1:]
+    shuffled = [(probes[i], *extra_args) for i in order]
+    replies = calls(shuffled) if calls else [function(*c) for c in shuffled]
+    outputs = [np.asarray(y) for _i, y in sorted(zip(order, replies), key=lambda pair: pair[0])]
+    if not np.array_equal(outputs[0], outputs[1]):
+        raise CheckFailed(_("the same input gave two different outputs: a map's output must depend on its "
+                            "input only, not on earlier calls (keep no state between calls)"))
+    return outputs[0], outputs[2::2], outputs[3::2]
 
 
 def test_birnn_forward_matches_reference(causality, reference, rng):
@@ -83,24 +94,27 @@ def test_self_attention_matches_reference(causality, reference, rng):
 
 
 def test_causal_maps_read_no_future_and_the_others_do(causality, rng, report_extras):
-    """Move one input x_s at a time: a causal map's outputs before s do not move at all."""
+    """Move inputs from x_s on: a causal map's outputs before s do not move at all."""
     N, T, D, H = 3, 8, 3, 4
     x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H)) * 0.5
     fwd, bwd = rnn_weights(rng, D, H), rnn_weights(rng, D, H)
     Wq, Wk, Wv = rng.normal(size=(D, 3)), rng.normal(size=(D, 3)), rng.normal(size=(D, 4))
-    maps = {
-        "rnn": (birnn(causality), (h0, *fwd, *bwd), slice(0, H)),
-        "birnn": (birnn(causality), (h0, *fwd, *bwd), slice(None)),
-        "causal_attention": (causality.self_attention, (Wq, Wk, Wv, True), slice(None)),
-        "open_attention": (causality.self_attention, (Wq, Wk, Wv, False), slice(None)),
-    }
-    measured = {}
-    for name, (function, args, features) in maps.items():
-        y, moved = moved_outputs(function, x, args)
-        y = np.asarray(y)[:, :, features]
-        D_map = np.zeros((T, T))
-        for s, y_s in enumerate(moved):
-            D_map[:, s] = np.max(np.linalg.norm(np.asarray(y_s)[:, :, features] - y, axis=2), axis=0)
+    calls = {"birnn": (birnn(causality), (h0, *fwd, *bwd)),
+             "causal_attention": (causality.self_attention, (Wq, Wk, Wv, True)),
+             "open_attention": (causality.self_attention, (Wq, Wk, Wv, False))}
+    # The forward half of birnn_forward is read off the same calls as the whole.
+    maps = {"rnn": ("birnn", slice(0, H)), "birnn": ("birnn", slice(None)),
+            "causal_attention": ("causal_attention", slice(None)), "open_attention": ("open_attention", slice(None))}
+    outputs = {name: moved_outputs(function, x, args, rng) for name, (function, args) in calls.items()}
+    measured, suffix_leaks = {}, {}
+    for name, (source, features) in maps.items():
+        y, single, suffix = outputs[source]
+        y = y[:, :, features]
+        D_map, suffix_leaks[name] = np.zeros((T, T)), []
+        for s in range(T):
+            D_map[:, s] = np.max(np.linalg.norm(single[s][:, :, features] - y, axis=2), axis=0)
+            moved_before = np.any(suffix[s][:, :s, features] != y[:, :s], axis=(0, 2))
+            suffix_leaks[name] += [(int(t), s) for t in np.flatnonzero(moved_before)]
         measured[name] = D_map
     report_extras["causality"] = {name: D_map.tolist() for name, D_map in measured.items()}
 
@@ -108,6 +122,11 @@ def test_causal_maps_read_no_future_and_the_others_do(causality, rng, report_ext
     for name, what in (("rnn", _("the forward half of birnn_forward (a unidirectional RNN)")),
                        ("causal_attention", _("self_attention with causal=True"))):
         leaks = np.argwhere(future & (measured[name] != 0.0))
+        if suffix_leaks[name] and not leaks.size:
+            t, s = suffix_leaks[name][0]
+            raise CheckFailed(_("{what}: output {t} changed when only the inputs from {s} on (future positions) "
+                                "moved together; a causal map's outputs before s must stay exactly the same, "
+                                "whatever moves after them").format(what=what, t=t, s=s))
         if leaks.size:
             t, s = (int(i) for i in leaks[0])
             raise CheckFailed(_("{what}: output {t} changed when only input {s} (a future position) moved; a causal "
