@@ -300,3 +300,65 @@ def remove_at_end(tmp_path_factory, folder: Path) -> None:
 
 
 REMOVE_AT_END = "remove-at-end.txt"
+
+
+# ------------------------------------------------------------------ a class for the similarity report
+def kill_matrix_files(limit_mutants: int | None = None) -> dict[str, dict[str, str]]:
+    """{student: {module: text}}: the kill matrix's mutants (round-robin over the topics, at
+    most `limit_mutants`) and valid alternatives as a class, without writing or grading them."""
+    reference = {p.stem: p.read_text(encoding="utf-8") for p in SOLUTIONS.glob("*.py")}
+    per_topic = []
+    for topic in KILL_MATRIX_TOPICS:
+        module = UNIT.topic(topic).module
+        mutants = []
+        for m in MATRIX[topic].get("mutants", []):
+            text = reference[module]
+            for old, new in m["replace"]:
+                text = text.replace(old, new)
+            mutants.append((f"mutant-{m['name']}", {**reference, module: text}))
+        per_topic.append(mutants)
+    order = [topic[i] for i in range(max(map(len, per_topic))) for topic in per_topic if i < len(topic)]
+    students = dict(order[:limit_mutants] if limit_mutants is not None else order)
+    for topic in KILL_MATRIX_TOPICS:
+        module = UNIT.topic(topic).module
+        for a in MATRIX[topic].get("alternatives", []):
+            text = (UNIT.dirs["topics"] / topic / a["file"]).read_text(encoding="utf-8")
+            students[f"alternative-{a['name']}"] = {**reference, module: text}
+    return students
+
+
+def renamed(text: str, salt: str) -> str:
+    """`text` with every name it binds (variables, parameters, private helpers) renamed, as a
+    copier hiding a copy would: the code does the same, its tokens' names all differ."""
+    import ast
+    import builtins
+    import tokenize
+
+    bound = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef) and node.name.startswith("_"):
+            bound.add(node.name)
+    table = {name: f"{salt}{i}_{name[::-1]}" for i, name in enumerate(sorted(bound - set(dir(builtins))))}
+    toks = [t._replace(string=table.get(t.string, t.string)) if t.type == tokenize.NAME else t
+            for t in tokenize.generate_tokens(io.StringIO(text).readline)]
+    return tokenize.untokenize(toks)
+
+
+def reordered(text: str) -> str:
+    """`text` with its top-level functions and classes in reverse order (what lies between
+    two of them goes with the one after it)."""
+    import ast
+
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+    if len(defs) < 2:
+        return text
+    spans = [((n.decorator_list[0].lineno if n.decorator_list else n.lineno) - 1, n.end_lineno or n.lineno)
+             for n in defs]
+    pieces = ["".join(lines[(spans[i - 1][1] if i else spans[0][0]):end]) for i, (_start, end) in enumerate(spans)]
+    return "".join(lines[:spans[0][0]]) + "\n".join(reversed(pieces)) + "\n" + "".join(lines[spans[-1][1]:])

@@ -54,7 +54,7 @@ from autograder.pipeline import (
     limit_own_memory,
     stop_on_sigterm,
 )
-from autograder.reports import class_report
+from autograder.reports import class_report, similarity
 from autograder.reports.class_csv import write_class_csv
 from autograder.reports.class_report import student_folder
 from autograder.reports.text import csv_cell
@@ -240,6 +240,11 @@ def run(args) -> int:
             t.start()
         for t in threads:
             t.join()
+        # Before the scratch folder goes: an archive's files may still be there.
+        given = similarity.boilerplate(unit, submissions.PACKAGE_ROOT)
+        for i, entry in enumerate(mine):
+            if entry.status == "ok" and i in rows and entry.folder is not None:
+                similarity.write_fingerprints(student_folder(args.out, entry.name), entry.folder, unit.modules, given)
     except KeyboardInterrupt:
         # Ctrl-C: no class file of part of the class (an earlier one would be stale: removed);
         # what was graded stays in the students' folders, where a rerun resumes from.
@@ -260,7 +265,8 @@ def run(args) -> int:
             name = write_class_csv(args.out, unit, done, k, n, version)
             shutil.rmtree(scratch, ignore_errors=True)
     if n == 1:                      # a shard's report would be a third of the class: `merge` writes it
-        class_report.write(args.out, unit, done, version)
+        similar = similarity.write(args.out, args.out / class_report.STUDENTS, [r["submission"] for r in done])
+        class_report.write(args.out, unit, done, version, similar)
     print(f"{len(done)} submission(s) -> {args.out / name}")
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
 

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from autograder.grading.score import GraderError
-from autograder.reports import class_report
+from autograder.reports import class_report, similarity
 from autograder.reports.class_csv import write_class_csv
 from autograder.unit.load import load_unit
 
@@ -75,6 +75,7 @@ def run(args) -> int:
                           "regrade them with one")
     version = versions.pop() if versions else ""
     name = write_class_csv(out, unit, rows, 1, 1, version)
-    class_report.write(out, unit, rows, version)
+    similar = similarity.write(out, out / class_report.STUDENTS, [r["submission"] for r in rows])
+    class_report.write(out, unit, rows, version, similar)
     print(f"{len(rows)} submission(s) from {len(shards)} shard(s) -> {out / name}")
     return 0

@@ -652,10 +652,12 @@ class Sandbox:
         return topic.id if topic is not None else module
 
     # -------------------------------------------------------------------- calls
-    def call(self, module: str, function: str, args: tuple, kwargs: dict, patches: dict | None = None):
+    def call(self, module: str, function: str, args: tuple, kwargs: dict, patches: dict | None = None,
+             follow: tuple | None = None):
         """(result, names of the arguments it modified, notes) of one call into student code;
-        notes: "aliased" (arguments the result hands back) and "warnings" (raised during the call)."""
-        return self.call_many(module, function, [(args, kwargs)], patches)[0]
+        notes: "aliased" (arguments the result hands back) and "warnings" (raised during the call);
+        with `follow` = (function, argument, result), "followed" (see isolation/follow.py)."""
+        return self.call_many(module, function, [(args, kwargs)], patches, follow=follow)[0]
 
     def call_replaced(self, module: str, function: str, args: tuple, replace: dict, patches: dict | None = None,
                       topic: str | None = None):
@@ -696,7 +698,7 @@ class Sandbox:
         return Pending(running.result)
 
     def call_many(self, module: str, function: str, calls: list, patches: dict | None = None,
-                  slot: str = "main", topic: str | None = None) -> list:
+                  slot: str = "main", topic: str | None = None, follow: tuple | None = None) -> list:
         """The same function on each (args, kwargs) of `calls`, in one exchange with the
         worker (a test that makes hundreds of calls pays the process boundary once); the
         first failing call raises, as in a loop of single calls. Each call has the call
@@ -713,6 +715,8 @@ class Sandbox:
         request = {"op": "map", "module": module, "function": function,
                    "calls": [{"args": list(args), "kwargs": kwargs} for args, kwargs in calls],
                    "keep": list(self.unit.kept_outputs(module, function)), "patches": lent}
+        if follow:
+            request["follow"] = list(follow)
         try:    # every reply is read before any is judged: none may be left in the pipe
             replies = list(self._requests(request, len(calls), self.limits.call_cpu_s, what, topic, slot))
         except StudentTimeout as timeout:
@@ -727,7 +731,8 @@ class Sandbox:
                 raise self._problem(module, function, reply)
             notes = reply.get("notes") or {}
             return reply["result"], list(map(str, reply.get("mutated", []))), \
-                {"aliased": list(map(str, notes.get("aliased", []))), "warnings": list(map(str, notes.get("warnings", [])))}
+                {"aliased": list(map(str, notes.get("aliased", []))), "warnings": list(map(str, notes.get("warnings", []))),
+                 "followed": [None if v is None else bool(v) for v in notes.get("followed", [])]}
         except (wire.WireError, KeyError, TypeError, ValueError, RecursionError) as exc:
             raise StudentCodeError(_("{function}() sent back data the grader cannot read ({error}); return numpy "
                                      "arrays, numbers, tuples, lists or dicts").format(
@@ -786,8 +791,10 @@ class Pending:
 
 
 class StudentFunction:
-    def __init__(self, module: StudentModule, name: str, patches: dict | None = None, replace: dict | None = None):
+    def __init__(self, module: StudentModule, name: str, patches: dict | None = None, replace: dict | None = None,
+                 follow: tuple | None = None):
         self._module, self._name, self._patches, self._replace = module, name, patches, replace
+        self._follow = follow
 
     def __call__(self, *args, **kwargs):
         if self._replace:
@@ -795,7 +802,7 @@ class StudentFunction:
                                                                          self._replace, self._patches)
         else:
             result, mutated, notes = self._module._sandbox.call(self._module._name, self._name, args, kwargs,
-                                                                self._patches)
+                                                                self._patches, self._follow)
         self._module.last_mutated, self._module.last_notes = mutated, notes
         return result
 
@@ -819,6 +826,13 @@ class StudentFunction:
         grader and is lent for the call (the worker gets a proxy, revoked when the call
         ends); a plain value (a number, an array) is set as it is."""
         return StudentFunction(self._module, self._name, patches, self._replace)
+
+    def followed(self, function: str, argument: int, result: int) -> StudentFunction:
+        """The same function, watching what the module's `function` is handed when this one calls
+        it: after a call, last_notes["followed"] says for each call of `function` whether its
+        argument `argument` was element `result` of what its previous call returned (the same
+        objects; None for the first call). See isolation/follow.py."""
+        return StudentFunction(self._module, self._name, self._patches, self._replace, (function, argument, result))
 
     def replaced(self, replace: dict) -> StudentFunction:
         """The same function, each call in a fresh worker whose module has other code in the

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.reports.files import atomic_write
-from autograder.reports.text import csv_cell, markdown, one_line
+from autograder.reports.similarity import excerpt
+from autograder.reports.text import csv_cell, markdown, one_line, plain
 
 FILES = ("class.md", "class.html", "class.png")
 STUDENTS = "students"         # DIR/students/<submission>/: apart from the class files, whatever a student is called
@@ -29,6 +30,8 @@ LOST = ("error", "timeout", "crashed")       # a topic's statuses that cost it f
 TOP = 15                      # rows of the failing-tests table
 TOP_PER_TOPIC = 4             # misconceptions shown per topic (every topic gets its own)
 BINS = 10                     # score distribution: tenths of the topic's points
+SHOWN_PAIRS = 30              # similar pairs in the report (similarity.csv has them all)
+SHOWN_REGIONS = 4             # matching regions shown side by side per pair
 # A number standing alone (N=3, 9.1e-01), not one inside a name (d2l, h_T1).
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(\.\d+)?(e[-+]?\d+)?(?![\w.])", re.IGNORECASE)
 
@@ -63,6 +66,8 @@ class ClassSummary:
     not_graded: list[tuple[str, str, str]]       # (submission, status, detail)
     lost: list[tuple[str, str, str, str]]        # (submission, topic, status, message): graded, a topic lost
     tampered: list[tuple[str, str]]              # (submission, files)
+    similar: list = field(default_factory=list)  # similarity.Pair, most alike first
+    prints: dict = field(default_factory=dict)   # submission -> its fingerprints.json (the regions' text)
 
 
 def _misconception(test: dict) -> str | None:
@@ -181,13 +186,28 @@ def sections(s: ClassSummary) -> list[Section]:
         Section("Tampered submissions", ["submission", "protected files changed"], [list(row) for row in s.tampered],
                 "None: no protected file differs from the release (checked where a submission holds the "
                 "repository).", wrap=frozenset({1})),
+        Section("Similar submissions", ["submission", "submission", "alike", "shared fingerprints", "regions"],
+                [[a, b, alike, str(n), where] for a, b, alike, n, where in _similar_rows(s)],
+                "No pair of submissions is unusually alike.",
+                intro="Pairs whose own code (the stub and the code most of the class writes alike left out; names, "
+                      "numbers, strings and layout ignored) is byte-identical, or shares at least 75 % of the "
+                      "smaller one's fingerprints in 3 places or more, or 40 fingerprints in all. A lead to read, "
+                      "not a verdict: the matching lines are below the table (class.html) and in similarity.csv.",
+                numeric=frozenset({3}), wrap=frozenset({0, 1, 4})),
     ]
+
+
+def _similar_rows(s: ClassSummary) -> list[tuple[str, str, str, int, str]]:
+    return [(p.a, p.b, "identical" if p.identical else f"{100 * p.score:.0f} %", p.shared,
+             "; ".join(f"{r.module_a}.py {r.lines_a[0]}–{r.lines_a[1]} ~ {r.module_b}.py {r.lines_b[0]}–{r.lines_b[1]}"
+                       for r in p.regions[:SHOWN_REGIONS]) + (" …" if len(p.regions) > SHOWN_REGIONS else ""))
+            for p in s.similar[:SHOWN_PAIRS]]
 
 
 def _summary_lines(s: ClassSummary) -> list[str]:
     return [f"{s.submissions} submission(s): {len(s.totals)} graded, {len(s.not_graded)} not graded, "
             f"{len({name for name, *_ in s.lost})} with a topic lost to an error, a timeout or a crash, "
-            f"{len(s.tampered)} tampered. Grader {s.grader_version}.",
+            f"{len(s.tampered)} tampered, {len(s.similar)} pair(s) unusually alike. Grader {s.grader_version}.",
             f"Total (percent): {_stats(s.totals)}."]
 
 
@@ -212,7 +232,9 @@ def render_md(s: ClassSummary) -> str:
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
          "table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{border:1px solid #ccc;padding:.3rem .6rem;"
          "text-align:left;vertical-align:top}td.n{text-align:right}th{background:#f3f3f3}"
-         "td.w{overflow-wrap:anywhere}img{max-width:100%}code{font-size:1.1em}")
+         "td.w{overflow-wrap:anywhere}img{max-width:100%}code{font-size:1.1em}"
+         ".pair{display:grid;grid-template-columns:1fr 1fr;gap:.8rem}figure{margin:.4rem 0;min-width:0}"
+         "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:.4rem;margin:0}")
 
 
 def _cell(sec: Section, column: int, text: str) -> str:
@@ -240,8 +262,27 @@ def render_html(s: ClassSummary) -> str:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in sec.columns)
         body = "".join("<tr>" + "".join(_cell(sec, i, c) for i, c in enumerate(row)) + "</tr>" for row in sec.rows)
         parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    parts += _side_by_side(s)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _side_by_side(s: ClassSummary) -> list[str]:
+    """The matching lines of each shown pair, the two submissions next to each other (escaped)."""
+    parts = []
+    for p in s.similar[:SHOWN_PAIRS]:
+        parts.append(f"<details><summary>{html.escape(one_line(p.a, 120))} ~ {html.escape(one_line(p.b, 120))}"
+                     "</summary>")
+        for r in p.regions[:SHOWN_REGIONS]:
+            left = excerpt(s.prints.get(p.a, {}), r.module_a, r.lines_a)
+            right = excerpt(s.prints.get(p.b, {}), r.module_b, r.lines_b)
+            parts.append("<div class=\"pair\">" + "".join(
+                f"<figure><figcaption>{html.escape(one_line(who, 120))}: {html.escape(m)}.py, lines {a}–{b}"
+                f"</figcaption><pre>{html.escape(plain(text))}</pre></figure>"
+                for who, m, (a, b), text in ((p.a, r.module_a, r.lines_a, left), (p.b, r.module_b, r.lines_b, right)))
+                + "</div>")
+        parts.append("</details>")
+    return parts
 
 
 def figure(s: ClassSummary):
@@ -278,8 +319,11 @@ def render_png(s: ClassSummary) -> bytes:
     return png.getvalue()
 
 
-def write(out: Path, unit, rows: list[dict], version: str = "") -> list[Path]:
+def write(out: Path, unit, rows: list[dict], version: str = "", similar: tuple | None = None) -> list[Path]:
+    """The class report; `similar` is what similarity.write found: (pairs, fingerprints)."""
     summary = summarise(out, unit, rows, version)
+    if similar is not None:
+        summary.similar, summary.prints = similar
     atomic_write(Path(out) / "class.png", render_png(summary))
     atomic_write(Path(out) / "class.md", render_md(summary))
     atomic_write(Path(out) / "class.html", render_html(summary))

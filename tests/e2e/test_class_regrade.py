@@ -340,6 +340,9 @@ def test_shards_merged_give_the_class_file_of_one_run(tmp_path, dist):
     assert merged.returncode == 0, merged.stderr
     assert (tmp_path / "merged" / "class.csv").read_text() == (tmp_path / "whole" / "class.csv").read_text()
     assert (tmp_path / "merged" / "class.md").read_text() == (tmp_path / "whole" / "class.md").read_text()
+    # ann and =cmd hold the same files: one run and the merged shards find the pair alike
+    assert (tmp_path / "merged" / "similarity.csv").read_text() == (tmp_path / "whole" / "similarity.csv").read_text()
+    assert "'=cmd,ann,yes" in (tmp_path / "whole" / "similarity.csv").read_text()
     assert (tmp_path / "merged" / "students" / "ann" / "score.json").is_file()
 
 

@@ -49,8 +49,9 @@ def test_inference_cost_fixed_vector(inference_cost):
     for n in range(N):
         for t in range(T):
             expect_close(y[n, t], _causal_attention_row(x[n], Wq, Wk, Wv, t), f"attention_decode: y[{n}, {t}]",
-                         tol=1e-9, scale=np.abs(x[n, : t + 1] @ Wv).max(axis=0), hint=_("token t attends over the keys and values of tokens 0..t (itself "
-                                          "included), scores scaled by 1/sqrt(Dk)"))
+                         tol=1e-9, scale=np.abs(x[n, : t + 1] @ Wv).max(axis=0),
+                         hint=_("token t attends over the keys and values of tokens 0..t (itself "
+                                "included), scores scaled by 1/sqrt(Dk)"))
     K, V = expect_tuple(cache, 2, "attention_decode: cache")
     expect_close(K, x @ Wk, "attention_decode: the cached keys", tol=1e-12, scale=product_scale(x, Wk),
                  hint=_("the cache holds keys k_t = x_t Wk (not queries)"))

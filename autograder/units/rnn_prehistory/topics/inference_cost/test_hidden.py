@@ -24,7 +24,7 @@ LENGTHS = (16, 64, 256, 1024)        # the T of the memory measurement
 FLOAT_BYTES = 8
 # Student against the equations here, both correct, in any summation order (bounds in
 # test_oracle.py): a state h_t is within ~5e-12 absolute of another computation's on these sizes
-# (tanh_rnn_bound: |h| <= 1, so the error is absolute, not relative to a state near 0: scale 1);
+# (checks.tanh_recurrence_bound: |h| <= 1, so the error is absolute, not relative to a state near 0: scale 1);
 # a key or value within 2 gamma_D |x||W| (product_scale), an output y_t within ~1e-13 of the
 # largest |v| it averages. The tolerances (1e-9 for what goes through exp or tanh, 1e-12 for a
 # plain product) are above those bounds; the mutants miss by 1e-3 and more.
@@ -129,6 +129,21 @@ def test_the_cache_is_extended_not_rebuilt(inference_cost, rng):
                             "returned (rebuilt from the inputs?). Recomputing the keys and values of the whole "
                             "prefix at every token is the work a cache exists to save: pass each step's cache on "
                             "to the next step as it is"))
+    # And with your own step: a loop that passes the cache on only when its step is not its own
+    # gains nothing. The worker watches what your attention_decode_step is handed (the arrays
+    # the previous step returned, not equal numbers: a rebuilt cache has those too).
+    T = x.shape[1]
+    expect_tuple(inference_cost.attention_decode.followed("attention_decode_step", 1, 1)(x, Wq, Wk, Wv), 3,
+                 "attention_decode")
+    handed = inference_cost.last_notes.get("followed", [])
+    if len(handed) != T:
+        raise CheckFailed(_("attention_decode called your attention_decode_step {n} times for {T} tokens; call it "
+                            "once per token, through its module-level name").format(n=len(handed), T=T))
+    if not all(handed[1:]):
+        t = 1 + [bool(h) for h in handed[1:]].index(False)
+        raise CheckFailed(_("attention_decode: the step of token {t} was not handed the cache the step of token "
+                            "{previous} returned (rebuilt from the inputs, or copied?). Pass each step's cache on "
+                            "to the next step as it is").format(t=t, previous=t - 1))
 
 def test_held_bytes_constant_for_the_rnn_and_linear_for_the_cache(inference_cost, rng, report_extras):
     N, D, H, Dk, Dv = 1, 8, 16, 8, 8
