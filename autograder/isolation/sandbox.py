@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 LOG_TAIL_BYTES = 4096
 IMPORTS = "(imports)"          # the budget the imports of a grading share (Sandbox.spent)
+IMPORTS_SHARE = 2              # that budget, in import limits
 
 
 # ---------------------------------------------------------------------------- problems
@@ -556,10 +557,12 @@ class Sandbox:
     def _allowance(self, topic: str, cpu_s: float) -> tuple[float, str | None]:
         """The seconds the next call may spend, and the budget that shortens it below `cpu_s`
         ("topic", "submission" or "imports"), or None. The imports of a grading share one
-        budget (IMPORTS: an import that hangs in every module costs one import's limit)."""
+        budget of IMPORTS_SHARE import limits (IMPORTS): an import that hangs in every module
+        costs two import limits, not nine, and one module that hangs leaves the others one
+        whole import limit of their own."""
         with self._lock:
             if topic == IMPORTS:
-                left = {"imports": self.limits.import_cpu_s - self.spent.get(IMPORTS, 0.0)}
+                left = {"imports": self._budget_seconds("imports") - self.spent.get(IMPORTS, 0.0)}
             else:
                 left = {"topic": self.limits.topic_s - self.spent.get(topic, 0.0),
                         "submission": self.limits.submission_s - sum(self.spent.values())}
@@ -568,7 +571,7 @@ class Sandbox:
 
     def _budget_seconds(self, name: str) -> float:
         return {"topic": self.limits.topic_s, "submission": self.limits.submission_s,
-                "imports": self.limits.import_cpu_s}[name]
+                "imports": IMPORTS_SHARE * self.limits.import_cpu_s}[name]
 
     def _charge(self, topic: str, budget: Budget) -> None:
         budget.look()

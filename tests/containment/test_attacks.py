@@ -131,7 +131,7 @@ def test_batch_one_student_cannot_kill_another(case):
 @CLASS_SCALE
 def test_batch_records_a_hanging_submission_as_timeout(case):
     """batch --timeout 8 (CPU seconds of a grading): a submission whose every import sleeps
-    forever (and swallows every exception) is stopped after one import's limit, since the
+    forever (and swallows every exception) is stopped after two imports' limits, since the
     imports of a grading share one budget: every topic `timeout`, nothing earned. One whose
     every import spins is stopped at the batch's limit and recorded as `timeout`. The class
     file is written and the other student is graded."""

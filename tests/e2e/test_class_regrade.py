@@ -102,8 +102,9 @@ def _tar(path: Path, folder: Path, inside: str = "", mode: str = "w:gz") -> None
 
 
 def _clone(dest: Path, student_release: Path, folder: Path) -> Path:
-    """A clone of the student repository with `folder`'s modules in it."""
-    shutil.copytree(student_release, dest)
+    """A clone of the student repository with `folder`'s modules in it (its links kept as
+    links, as git checks them out)."""
+    shutil.copytree(student_release, dest, symlinks=True)
     (dest / ".git").mkdir()
     for p in _modules(folder):
         shutil.copyfile(p, dest / UNIT.stubs / p.name)
