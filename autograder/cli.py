@@ -93,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--out", type=Path, required=True, help="where the merged class.csv, report and folders go")
     m.add_argument("--assignment", default=None, metavar="NAME|PATH",
                    help="the unit the shards graded (default: the only one installed)")
+    m.add_argument("--lang", choices=["en", "zh"], default=None,
+                   help="language of the class report (default: from the locale)")
 
     x = sub.add_parser("export", help="a class's grades as Canvas and Moodle import files and a plain CSV")
     x.add_argument("folder", type=Path, nargs="?", default=None, metavar="DIR",

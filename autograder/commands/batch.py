@@ -246,7 +246,7 @@ def run(args) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     if n == 1:                      # a shard's report would be a third of the class: `merge` writes it
         similar = similarity.write(args.out, args.out / class_report.STUDENTS, [r["submission"] for r in done])
-        class_report.write(args.out, unit, done, version, similar)
+        class_report.write(args.out, unit, done, version, similar, args.lang)
     print(f"{len(done)} submission(s) -> {args.out / name}")
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+from autograder.i18n import _
 from autograder.intake.files import read_regular
 from autograder.intake.submissions import MAX_MODULE_BYTES
 from autograder.reports import winnow
@@ -197,7 +198,8 @@ def excerpt(prints: dict, module: str, lines: tuple[int, int]) -> str:
     text = prints.get("modules", {}).get(module, {}).get("text", "").splitlines()
     first, last = lines
     shown = text[first - 1: min(last, first - 1 + MAX_SHOWN_LINES)]
-    more = [f"... ({last - first + 1 - MAX_SHOWN_LINES} more lines)"] if last - first + 1 > MAX_SHOWN_LINES else []
+    hidden = last - first + 1 - MAX_SHOWN_LINES
+    more = [_("... ({count} more lines)").format(count=hidden)] if hidden > 0 else []
     return "\n".join(shown + more)
 
 

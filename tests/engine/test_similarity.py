@@ -140,3 +140,21 @@ def test_merged_shards_compare_the_whole_class(tmp_path):
     table = list(csv.DictReader(io.StringIO((tmp_path / "merged" / "similarity.csv").read_text())))
     assert {(r["submission_a"], r["submission_b"]) for r in table} == planted
     assert any(a in names[0::2] and b in names[1::2] or a in names[1::2] and b in names[0::2] for a, b in planted)
+
+
+def test_the_class_report_speaks_the_runs_language(tmp_path):
+    prints, planted = small_class()
+    students = tmp_path / "out" / class_report.STUDENTS
+    names = sorted({n for pair in planted for n in pair})
+    for name in names:
+        (students / name).mkdir(parents=True)
+        (students / name / similarity.FILE).write_text(json.dumps(prints[name]))
+    rows = [{"submission": n, "status": "graded", "earned": "1", "possible": "2"} for n in names]
+    from autograder import i18n
+    before = i18n.current_language()
+    class_report.write(tmp_path / "out", UNIT, rows, "v", similarity.write(tmp_path / "out", students, names), "zh")
+    assert i18n.current_language() == before                 # the run's language is left as it was
+    page = (tmp_path / "out" / "class.html").read_text(encoding="utf-8")
+    assert 'lang="zh-CN"' in page and "相似的提交" in page and "完全相同" in page and "Similar submissions" not in page
+    class_report.write(tmp_path / "out", UNIT, rows, "v", None, "en")
+    assert "Similar submissions" in (tmp_path / "out" / "class.md").read_text(encoding="utf-8")
