@@ -241,9 +241,11 @@ def render_md(s: ClassSummary) -> str:
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
          "table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{border:1px solid #ccc;padding:.3rem .6rem;"
          "text-align:left;vertical-align:top}td.n{text-align:right}th{background:#f3f3f3}"
-         "td.w{overflow-wrap:anywhere}img{max-width:100%}code{font-size:1.1em}"
+         "th,td{word-break:keep-all}td.w{overflow-wrap:anywhere;word-break:normal}"
+         "img{max-width:100%}code{font-size:1.1em}"
          ".pair{display:grid;grid-template-columns:1fr 1fr;gap:.8rem}figure{margin:.4rem 0;min-width:0}"
-         "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:.4rem;margin:0}")
+         "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:.4rem;margin:0}"
+         "summary,figcaption{overflow-wrap:anywhere}")
 
 
 def _cell(sec: Section, column: int, text: str) -> str:
