@@ -49,7 +49,7 @@ from autograder.pipeline import EXIT_GRADER, EXIT_OK, ArtefactsHook, grade_and_r
 from autograder.reports import class_report, similarity
 from autograder.reports.class_csv import write_class_csv
 from autograder.reports.class_report import student_folder
-from autograder.reports.text import csv_cell
+from autograder.reports.text import csv_cell, one_line
 from autograder.unit.load import load_unit
 from autograder.unit.model import UnitError
 from autograder.version import grader_version
@@ -147,34 +147,51 @@ class Job:
 
 
 class Progress:
-    """done/total, rate, failures and time left: one line redrawn on a terminal, a plain line
-    per submission in a CI log."""
+    """done/total, rate, failures and time left: one line redrawn on a terminal; in a CI log
+    (not a terminal), quiet: a line per tenth of the class and one per submission that could
+    not be graded, never a carriage return."""
 
-    def __init__(self, total: int, stream=None):
+    STEPS = 10          # lines a CI log gets for a whole class, failures aside
+
+    def __init__(self, total: int, stream=None, clock=time.monotonic):
         self.total, self.done, self.failed = total, 0, 0
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty()
-        self.started = time.monotonic()
+        self.clock = clock
+        self.started = clock()
         self._lock = threading.Lock()
 
     def tick(self, row: dict) -> None:
         with self._lock:
             self.done += 1
-            self.failed += row["status"] in ("grader_error", "timeout", "not_a_submission")
-            elapsed = max(time.monotonic() - self.started, 1e-9)
+            failed = row["status"] in ("grader_error", "timeout", "not_a_submission")
+            self.failed += failed
+            elapsed = max(self.clock() - self.started, 1e-9)
             rate = self.done / elapsed
             left = (self.total - self.done) / rate if rate > 0 else 0.0
             summary = (f"{self.done}/{self.total} graded, {rate:.2f}/s, {self.failed} failed, "
-                       f"about {left:.0f} s left")
+                       f"about {_duration(left)} left")
             if self.tty:
                 self.stream.write(f"\r{summary}   ")
                 if self.done == self.total:
                     self.stream.write("\n")
             else:
-                score = f"{row['earned']}/{row['possible']}" if row.get("earned") != "" else "-"
-                self.stream.write(f"[{self.done}/{self.total}] {csv_cell(row['submission'])}: {row['status']} "
-                                  f"{score} ({summary})\n")
+                step = self.total / self.STEPS
+                milestone = self.done == self.total or int(self.done / step) > int((self.done - 1) / step)
+                if failed:
+                    self.stream.write(f"{csv_cell(row['submission'])}: {row['status']}: "
+                                      f"{one_line(str(row.get('detail', '')), 200)}\n")
+                if milestone or failed:
+                    self.stream.write(f"[{summary}]\n")
             self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def run(args) -> int:
