@@ -160,8 +160,8 @@ def run(args) -> int:
         if args.folder is None:
             raise GraderError("give the batch/merge output folder, or --gradebook gradebook.db")
         if not rosters:
-            raise GraderError("give --roster: Gradescope's submission metadata, the class folder of Gradescope "
-                              "uploads, a GitHub Classroom roster CSV, or a CSV mapping folder names to student ids")
+            raise GraderError("give --roster: Gradescope's submission metadata, a class folder of Gradescope "
+                              "runs, a GitHub Classroom roster CSV, or a CSV mapping folder names to student ids")
         unit = load_unit(args.assignment)
         grades, topics = from_class_csv(args.folder, unit, Path(args.submissions) if args.submissions else None)
         roster = merged(rosters)

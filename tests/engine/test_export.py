@@ -186,15 +186,24 @@ def test_the_later_submission_wins_by_gradescope_time_not_by_name(tmp_path):
 
 
 def test_a_class_folder_of_gradescope_uploads_is_a_roster(tmp_path):
+    def meta(name: str, sid: str) -> str:
+        return json.dumps({"created_at": "2026-03-01T10:00:00+00:00",
+                           "users": [{"name": name, "email": f"{name}@x", "sid": sid}]})
+
     for k, (name, sid) in enumerate([("Ann", "1"), ("Bo", "2")]):
         folder = tmp_path / "class" / f"up{k}"
-        folder.mkdir(parents=True)
-        (folder / "submission_metadata.json").write_text(json.dumps(
-            {"created_at": "2026-03-01T10:00:00+00:00", "users": [{"name": name, "email": f"{name}@x", "sid": sid}]}))
+        (folder / "submission").mkdir(parents=True)
+        (folder / "submission_metadata.json").write_text(meta(name, sid))
+    # A student's upload holding a file of that name claims someone else: never read.
+    (tmp_path / "class" / "up2" / "submission").mkdir(parents=True)
+    (tmp_path / "class" / "up2" / "submission" / "submission_metadata.json").write_text(meta("Ann", "1"))
+    (tmp_path / "class" / "up3").mkdir()
+    (tmp_path / "class" / "up3" / "submission_metadata.json").write_text(meta("Ann", "1"))   # no Gradescope layout
     roster = read_roster(tmp_path / "class")
     assert roster.match("up1")[0].student_id == "2"
     assert roster.submitted_at["up0"] == datetime(2026, 3, 1, 10, tzinfo=UTC)
     assert roster.match("up9") == (None, "matches no student of the roster")
+    assert roster.match("up2")[0] is None and roster.match("up3")[0] is None
 
 
 @pytest.mark.parametrize("entry, expected", [("lee-main", "s1"), ("hw1-lee-master", "s1"), ("LEE.zip", "s1"),
