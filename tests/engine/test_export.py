@@ -272,3 +272,31 @@ def test_a_class_folder_export_without_roster_says_which_rosters_it_reads(batch_
     out, _roster, _sis = batch_out
     proc = run_in_process("export", out)
     assert proc.returncode == 2 and "give --roster" in proc.stderr
+
+
+def test_export_after_a_real_batch_of_classroom_clones_and_zips(tmp_path):
+    """batch's own class.csv (a clone `hw1-ann`, a "Download ZIP" `hw1-bob-main.zip`, the
+    stubs as `hw1-cy`), exported with the GitHub Classroom roster: each score is the one the
+    student's score.json says."""
+    import shutil
+
+    from helpers import STUBS, make_submission
+
+    root = tmp_path / "class"
+    make_submission(root / "hw1-ann")
+    make_submission(root / "hw1-bob-main" / "hw1-bob-main", replace={"attention.py": [("np.exp", "np.exp2")]})
+    shutil.make_archive(str(root / "hw1-bob-main"), "zip", root / "hw1-bob-main")
+    shutil.rmtree(root / "hw1-bob-main")
+    shutil.copytree(STUBS, root / "hw1-cy", ignore=shutil.ignore_patterns("tests"))
+    proc = run_in_process("batch", root, "--out", tmp_path / "out", "--suite", "public", "--topic", "attention",
+                          "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "roster.csv").write_text("identifier,github_username,github_id,name\n"
+                                         "s1,ann,1,Ann\ns2,bob,2,Bob\ns3,cy,3,Cy\ns4,dee,4,Dee\n")
+    export(tmp_path / "out", "--roster", tmp_path / "roster.csv")
+    canvas = canvas_import((tmp_path / "out" / "canvas.csv").read_text(encoding="utf-8"))
+    earned = {sid: json.loads((tmp_path / "out" / "students" / name / "score.json").read_text())["earned"]
+              for sid, name in (("s1", "hw1-ann"), ("s2", "hw1-bob-main"), ("s3", "hw1-cy"))}
+    assert {s["SIS User ID"]: s["rnn_prehistory"] for s in canvas["students"]} == pytest.approx(earned)
+    assert earned["s1"] > earned["s2"] and earned["s3"] == 0
+    assert "s4 (Dee)" in (tmp_path / "out" / "export-notes.md").read_text()
