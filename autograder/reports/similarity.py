@@ -60,7 +60,7 @@ def boilerplate(unit, package_root: Path) -> dict[str, frozenset[int]]:
 
 
 def _without_solutions(text: str) -> str:
-    """The reference without its `### BEGIN SOLUTION` ... `### END SOLUTION` blocks."""
+    """The reference without its solution blocks (between the two SOLUTION_MARKERS lines)."""
     kept, inside = [], False
     for line in text.splitlines(keepends=True):
         marker = line.strip()

@@ -28,7 +28,7 @@ import pytest
 from helpers import SOLUTIONS, UNIT, kill_matrix_files, renamed, reordered
 
 from autograder.intake.submissions import PACKAGE_ROOT
-from autograder.reports import similarity
+from autograder.reports import similarity, winnow
 
 pytestmark = pytest.mark.sweep
 GIVEN = similarity.boilerplate(UNIT, PACKAGE_ROOT)
@@ -77,7 +77,10 @@ def test_200_submissions_are_compared_in_well_under_a_minute():
     students = dict(list(students.items())[:200])
     assert len(students) == 200
     start = time.process_time()
-    prints = {n: similarity.fingerprint(f, GIVEN) for n, f in students.items()}
+    prints = {}
+    for name, files in students.items():
+        winnow.kgrams.cache_clear()       # as in a real class, where no two students' files are the same text
+        prints[name] = similarity.fingerprint(files, GIVEN)
     fingerprinted = time.process_time()
     pairs = similarity.compare(prints)
     compared = time.process_time()
