@@ -6,6 +6,7 @@ planted copies gives exactly the planted pairs, in similarity.csv and the class 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import random
@@ -158,3 +159,31 @@ def test_the_class_report_speaks_the_runs_language(tmp_path):
     assert 'lang="zh-CN"' in page and "相似的提交" in page and "完全相同" in page and "Similar submissions" not in page
     class_report.write(tmp_path / "out", UNIT, rows, "v", None, "en")
     assert "Similar submissions" in (tmp_path / "out" / "class.md").read_text(encoding="utf-8")
+
+
+def test_no_report_shows_a_line_of_the_reference_solution(tmp_path):
+    """Two students who both hand in the reference (one with a line added): the pair is found,
+    and neither fingerprints.json nor class.html holds a line of the reference's solution
+    blocks; the excerpt says where the reference's lines are instead."""
+    import re
+
+    reference = {p.stem: p.read_text(encoding="utf-8") for p in SOLUTIONS.glob("*.py")}
+    stubs = "".join(p.read_text(encoding="utf-8") for p in STUBS.glob("*.py"))
+    blocks = [line.split("#")[0].strip() for text in reference.values()
+              for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", text, re.S)
+              for line in block.splitlines()]
+    secret = {line for line in blocks if len(line) > 30 and line not in stubs}      # what the stubs do not give away
+    students = tmp_path / "out" / class_report.STUDENTS
+    files = {"ann": reference, "bob": {**reference, "bptt": reference["bptt"] + "\nEXTRA = 1\n"}}
+    for name, texts in files.items():
+        (students / name).mkdir(parents=True)
+        (students / name / similarity.FILE).write_text(json.dumps(similarity.fingerprint(texts, GIVEN)))
+    rows = [{"submission": n, "status": "graded", "earned": "1", "possible": "2"} for n in files]
+    similar = similarity.write(tmp_path / "out", students, list(files))
+    assert [(p.a, p.b, p.identical) for p in similar[0]] == [("ann", "bob", False)]
+    class_report.write(tmp_path / "out", UNIT, rows, "v", similar, "en")
+    for path in [tmp_path / "out" / "class.html", *students.rglob(similarity.FILE)]:
+        text = " ".join(html.unescape(path.read_text(encoding="utf-8")).replace("\\", "").split())
+        shown = [line for line in secret if line in text]
+        assert not shown, f"{path.name} shows the reference: {shown[:3]}"
+    assert "[a line of the reference solution]" in (tmp_path / "out" / "class.html").read_text()
