@@ -20,6 +20,7 @@ job takes the next submission. A job that dies costs only the submission it held
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -199,6 +200,7 @@ def run(args) -> int:
     if not (1 <= k <= n):
         print("autograder: --shard must be K/N with 1 <= K <= N", file=sys.stderr)
         return EXIT_GRADER
+    started = time.time()
     unit = load_unit(args.assignment)
     plan = read_plan(args.plan, unit) if args.plan else {}
     version = grader_version(unit.path)
@@ -248,11 +250,12 @@ def run(args) -> int:
             t.start()
         for t in threads:
             t.join()
-        # Before the scratch folder goes: an archive's files may still be there.
-        given = similarity.boilerplate(unit, submissions.PACKAGE_ROOT)
+        # What no job fingerprinted in this run (a submission not regraded, timed out, or whose
+        # job died), before the scratch folder goes: an archive's files may still be there.
         for i, entry in enumerate(mine):
-            if entry.status == "ok" and i in rows and entry.folder is not None:
-                similarity.write_fingerprints(student_folder(args.out, entry.name), entry.folder, unit.modules, given)
+            prints = student_folder(args.out, entry.name) / similarity.FILE
+            if entry.status == "ok" and i in rows and entry.folder is not None and not _newer(prints, started):
+                similarity.write_fingerprints(prints.parent, entry.folder, unit.modules, _given(unit))
     finally:          # the class file is written whatever happened to the submissions
         if manifest is not None:
             for i, entry in enumerate(mine):
@@ -266,6 +269,13 @@ def run(args) -> int:
         class_report.write(args.out, unit, done, version, similar, args.lang)
     print(f"{len(done)} submission(s) -> {args.out / name}")
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
+
+
+def _newer(path: Path, than: float) -> bool:
+    try:
+        return path.stat().st_mtime >= than
+    except OSError:
+        return False
 
 
 UNPACKED = "unpacked"       # an archive's module files, kept beside its reports
@@ -410,6 +420,16 @@ def job_main(config: dict) -> None:
         image.close()
 
 
+_GIVEN: dict[str, similarity.Given] = {}       # unit folder -> what its students were given
+
+
+def _given(unit) -> similarity.Given:
+    key = str(unit.path)
+    if key not in _GIVEN:
+        _GIVEN[key] = similarity.boilerplate(unit, submissions.PACKAGE_ROOT)
+    return _GIVEN[key]
+
+
 def grade_task(unit, options, task: dict, artefacts, image, spare: bool) -> dict:
     sub, out = Path(task["submission"]), Path(task["out"])
     if task.get("topics"):          # a plan's entry: topics, and tests of other topics
@@ -428,6 +448,10 @@ def grade_task(unit, options, task: dict, artefacts, image, spare: bool) -> dict
         return {"status": "grader_error", "detail": str(exc)}
     except Exception:  # noqa: BLE001 - the grader's fault; this submission's row says so
         return {"status": "grader_error", "detail": traceback.format_exc()[-300:]}
+    # Fingerprinted here, in parallel across jobs, rather than one by one by the coordinator
+    # (which does it for the submissions no job fingerprinted in this run).
+    with contextlib.suppress(OSError, ValueError):
+        similarity.write_fingerprints(out, sub, unit.modules, _given(unit))
     return {"status": "graded", "earned": result.earned, "possible": result.possible, "seed": result.seed,
             "topics": {t.id: {"earned": t.earned, "status": t.status} for t in result.topics}}
 

@@ -120,6 +120,13 @@ def test_batch_writes_the_similarity_of_its_class(tmp_path):
     copiers = [f"copier{k}" for k in range(5)] + ["zipped"]
     assert flagged == {(a, b) for i, a in enumerate(copiers) for b in copiers[i + 1:]}       # 15 pairs, no stub
     assert "copier0" in (tmp_path / "out" / "class.md").read_text()
+    # A rerun regrades nothing (same files, same grader): the coordinator fingerprints them instead.
+    first = (tmp_path / "out" / "similarity.csv").read_text()
+    for folder in (tmp_path / "out" / "students").iterdir():
+        (folder / similarity.FILE).unlink(missing_ok=True)
+    again = run_in_process("batch", root, "--out", tmp_path / "out", "--suite", "public", "--topic", "attention")
+    assert again.returncode == 0 and "not regraded" in (tmp_path / "out" / "class.csv").read_text()
+    assert (tmp_path / "out" / "similarity.csv").read_text() == first
 
 
 def test_merged_shards_compare_the_whole_class(tmp_path):
