@@ -60,7 +60,8 @@ def from_class_csv(folder: Path, unit, submissions: Path | None) -> tuple[list[l
     for row in read_class_csv(path):
         name = row["submission"]
         g = lms.Grade(name, row.get("status", ""), _number(row.get("earned", "")), _number(row.get("possible", "")),
-                      {t: v for t, _p in topics if (v := _number(row.get(t, ""))) is not None})
+                      {t: v for t, _p in topics if (v := _number(row.get(t, ""))) is not None},
+                      tampered=row.get("tampered", ""))
         # The entry's time in the class folder (the folder, or its archive): when it was received.
         entry = received.get(name) or next((p for n, p in received.items() if n.startswith(name + ".")), None)
         if entry is not None and not entry.is_symlink():

@@ -102,7 +102,8 @@ def batch_out(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     class_csv(out, [
-        graded("rnn-ann", {"bptt": 7.5, "attention": 1 / 3}),       # a GitHub Classroom clone
+        {**graded("rnn-ann", {"bptt": 7.5, "attention": 1 / 3}),    # a GitHub Classroom clone
+         "tampered": ".github/workflows/grade.yml"},
         {"submission": "bob-main", "status": "grader_error", "detail": "the grading process stopped"},
         graded("cy", {}, status="not_implemented"),                   # wrote nothing yet: 0, a grade
         graded("rnn-dee", {"bptt": 3.0}),
@@ -157,7 +158,8 @@ def test_canvas_and_moodle_files_import_by_their_importers_rules(batch_out, tmp_
 
     notes = (out / "export-notes.md").read_text(encoding="utf-8")
     for said in ("s005 (Eve)", "s002 (Bob): `bob-main` is grader_error", "`zed`: matches no student",
-                 "`rnn-ann-lee`: matches 2 students", "s004: `rnn-dee-main` kept, `rnn-dee` left out"):
+                 "`rnn-ann-lee`: matches 2 students", "s004: `rnn-dee-main` kept, `rnn-dee` left out",
+                 "s001 (Lee, Ann): `rnn-ann` changed .github/workflows/grade.yml"):
         assert said in notes, (said, notes)
 
 
