@@ -170,10 +170,10 @@ class Progress:
             elapsed = max(self.clock() - self.started, 1e-9)
             rate = self.done / elapsed
             left = (self.total - self.done) / rate if rate > 0 else 0.0
-            summary = (f"{self.done}/{self.total} graded, {rate:.2f}/s, {self.failed} failed, "
-                       f"about {_duration(left)} left")
+            counted = f"{self.done}/{self.total}"
+            summary = f"{rate:.2f}/s, {self.failed} failed, about {_duration(left)} left"
             if self.tty:
-                self.stream.write(f"\r{summary}   ")
+                self.stream.write(f"\r{counted} graded, {summary}   ")
                 if self.done == self.total:
                     self.stream.write("\n")
             else:
@@ -183,7 +183,7 @@ class Progress:
                     self.stream.write(f"{csv_cell(row['submission'])}: {row['status']}: "
                                       f"{one_line(str(row.get('detail', '')), 200)}\n")
                 if milestone or failed:
-                    self.stream.write(f"[{summary}]\n")
+                    self.stream.write(f"[{counted}] graded, {summary}\n")
             self.stream.flush()
 
 

@@ -49,5 +49,5 @@ def test_a_ci_log_stays_quiet_but_names_what_failed():
     assert lines.count("s57: grader_error: boom") == 1
     summaries = [line for line in lines if line.startswith("[")]
     assert len(summaries) == 11                             # ten tenths, and the failure's own
-    assert summaries[-1] == "[200/200 graded, 0.50/s, 1 failed, about 0 s left]"
+    assert summaries[-1] == "[200/200] graded, 0.50/s, 1 failed, about 0 s left"
     assert len(run(tty=False, total=3, failing=()).splitlines()) == 3      # a small class: each one
