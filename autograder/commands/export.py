@@ -171,11 +171,12 @@ def run(args) -> int:
     ex = assemble(grades, roster, deadline)
     ex.title, ex.topics, ex.possible = title, topics, possible
     ex.canvas_assignment, ex.per_topic = args.canvas_assignment or "", args.per_topic
+    late_known = any(g.late is not None for g in ex.grades)
     if deadline is not None:
-        ex.notes.append(f"Late: submitted after {deadline.isoformat()}"
-                        + (" (nbgrader's due date and extensions where the gradebook has them)." if args.gradebook
-                           else "."))
-    files = lms.write(out, ex, args.moodle_id, deadline is not None)
+        ex.notes.append(f"Late: submitted after {deadline.isoformat()}.")
+    elif late_known:
+        ex.notes.append("Late: submitted after the gradebook's due date (nbgrader's rule, extensions counted).")
+    files = lms.write(out, ex, args.moodle_id, deadline is not None or late_known)
     graded = sum(g.graded for g in ex.grades)
     print(f"{graded} of {len(ex.grades)} student(s) graded, {len(ex.unmatched)} submission(s) unclaimed -> "
           + ", ".join(str(f) for f in files))

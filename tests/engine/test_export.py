@@ -268,6 +268,10 @@ def test_an_nbgrader_gradebook_exports_its_own_scores(tmp_path, monkeypatch):
     assert (plain["s1"]["late"], plain["s2"]["late"], plain["s3"]["status"]) == ("no", "yes", "missing")
     assert "s3 (Wu, Cy)" in (tmp_path / "export-notes.md").read_text()
     assert db.read_bytes() == before, "the export wrote to the gradebook"
+    # Without --deadline, the gradebook's due date (nbgrader's total_seconds_late) says who is late.
+    export("--gradebook", db, "--nbgrader-assignment", "ps1", "--out", tmp_path / "own")
+    plain = {r["student_id"]: r["late"] for r in csv.DictReader(io.StringIO((tmp_path / "own" / "plain.csv").read_text()))}
+    assert plain == {"s1": "no", "s2": "yes", "s3": ""}
 
 
 def test_a_class_folder_export_without_roster_says_which_rosters_it_reads(batch_out):
