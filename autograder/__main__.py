@@ -6,7 +6,11 @@ import sys
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from autograder.cli import main  # noqa: E402
+try:
+    from autograder.cli import main  # noqa: E402
+except KeyboardInterrupt:             # Ctrl-C while the grader loads: nothing has started yet
+    sys.stderr.write("autograder: interrupted; nothing was graded (run the same command again)\n")
+    os._exit(130)
 
 _code = main()
 # Every file, worker and temporary folder is closed by now (the grader cleans up in `with`

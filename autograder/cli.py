@@ -15,9 +15,10 @@ import sys
 import traceback
 from pathlib import Path
 
+from autograder import reports
 from autograder.grading.rubric import RubricError
 from autograder.grading.score import GraderError
-from autograder.pipeline import EXIT_GRADER, limit_own_memory, stop_on_sigterm
+from autograder.pipeline import EXIT_GRADER, EXIT_INTERRUPTED, limit_own_memory, stop_on_sigterm
 from autograder.reports.detail import HIDDEN_DETAIL
 from autograder.reports.text import terminal
 from autograder.unit.model import UnitError
@@ -151,6 +152,11 @@ def run(argv=None) -> int:
     except (GraderError, RubricError, UnitError) as exc:
         print(f"autograder: the grader could not run: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_GRADER
+    except KeyboardInterrupt:        # Ctrl-C: one line, no traceback; the `with` blocks have cleaned up
+        if args.command == "grade":  # an earlier grading's reports would look like this one's
+            reports.remove_earlier(args.out)
+        print("autograder: interrupted; nothing was graded (run the same command again)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception:  # noqa: BLE001 - anything unexpected is the grader's fault: exit 2
         traceback.print_exc()
         return EXIT_GRADER

@@ -36,46 +36,13 @@ from pathlib import Path
 
 from autograder import i18n
 from autograder.i18n import _
-from autograder.intake.files import read_regular
+from autograder.intake.notebooks import ANSWER_PREFIX, answer_body, answer_module, modules_in  # noqa: F401 - the course's names
 from autograder.reports.markdown import OUTCOME_WORDS
 from autograder.unit.load import load_unit
 from autograder.version import grader_version
 
-ANSWER_PREFIX = "module_"          # grade_id of a topic's answer cell: module_<module>
 STUB_KEY = "autograder_release"    # an answer cell's metadata in the source notebook: its released text
 REMOVED = "# removed for grading: only the answer and test cells of this notebook run\n"
-
-
-def answer_module(cell) -> str | None:
-    """The module an nbgrader answer cell writes, or None for any other cell."""
-    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
-    grade_id = str(meta.get("grade_id", ""))
-    if cell.get("cell_type") == "code" and meta.get("solution") and grade_id.startswith(ANSWER_PREFIX):
-        return grade_id[len(ANSWER_PREFIX):]
-    return None
-
-
-def answer_body(source: str) -> str:
-    """The module text of an answer cell: its source without a leading `%%writefile` line."""
-    first, _nl, rest = source.partition("\n")
-    return rest if first.strip().startswith("%%writefile") else source
-
-
-def modules_in(folder: Path) -> dict[str, str]:
-    """module name -> source, from the answer cells of the notebooks in `folder`."""
-    modules = {}
-    for path in sorted(Path(folder).glob("*.ipynb")):
-        data = read_regular(path, limit=20 << 20)      # a FIFO or a link is never read
-        try:
-            cells = json.loads(data or b"{}").get("cells", [])
-        except (ValueError, AttributeError):
-            continue
-        for cell in cells:
-            module = answer_module(cell)
-            if module and module.isidentifier():
-                source = cell.get("source", "")
-                modules[module] = answer_body("".join(source) if isinstance(source, list) else source)
-    return modules
 
 
 class GradeCellFailed(AssertionError):

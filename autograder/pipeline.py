@@ -26,6 +26,7 @@ from autograder.reports.text import terminal
 from autograder.version import grader_version
 
 EXIT_OK, EXIT_BELOW, EXIT_GRADER = 0, 1, 2
+EXIT_INTERRUPTED = 130          # 128 + SIGINT, as a shell reports a process Ctrl-C ended
 GRADER_ADDRESS_SPACE = 4 << 30
 
 

@@ -1,23 +1,31 @@
-"""Benchmarks of the grader (`make bench`): one table, every row measured in the same run.
+"""Benchmarks of the grader (`make bench`): every series measured in the same rounds.
 
-    python scripts/bench.py [--runs 5] [--batch 200] [--json .bench/results.json]
+    python scripts/bench.py [--rounds 5] [--batch 20] [--no-nbgrader] [--history FILE]
 
-Each row: a warm-up run, then `--runs` timed runs; median and min–max wall time (for the
-batch rows, of submissions per second), and the peak RSS of the process tree (the grader
-and the workers it waited for, from wait4).
-Rows: grading the reference and the stubs (all topics, public + hidden); the floor
-(`python -c "import numpy"`, an empty pytest run); `nbgrader autograde` of the same
-reference in the generated course (course/: seven notebooks, one submission, the
-notebooks' shared grading emptied before each run) and its ratio to grading the
-reference; `batch` over `--batch` generated
-submissions (the reference, the stubs and the kill matrix's mutants, in turn) with
-`--jobs 1` and `--jobs 2`, in submissions per second. Goals are printed beside the
-numbers and the exit status says whether they hold; no test ever asserts a time.
+Each round runs every series once, in an order rotated from one round to the next, so that
+a change of the machine's load falls on every series alike. For each series the table gives
+the median wall time and CPU time (user + system of the whole process tree: this process is
+a subreaper, so the workers a grading leaves to end on their own are counted too, which a
+plain wait4 of the grader misses), the median over the rounds of its ratio to the floor (an
+empty pytest run in the same venv) and to grading the reference *in the same round* (on a
+loaded machine, read the ratios), and the largest resident set of any one process. The
+load average is printed per round.
+
+Series: the floor; grading the reference, the stubs, and the reference's public tests only;
+`batch --jobs 2` over `--batch` generated submissions (the reference, the stubs and the kill
+matrix's mutants, in turn), per submission; `nbgrader autograde` of the same reference in
+the generated course (course/: one notebook per topic, one submission, the notebooks' shared
+grading emptied before each run). The goals are printed beside the numbers and the exit
+status says whether they hold; no test ever asserts a time. Each run appends one line to
+the history file (the commit, the load, every series' medians), committed with the code it
+measured, so that a regression shows the next time anyone looks.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import datetime
 import json
 import os
 import shutil
@@ -26,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -35,38 +44,71 @@ from autograder.unit.load import load_unit
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "rnn_prehistory"
 STUBS = REPO / "assignments" / "rnn_prehistory"
-GOALS = {"grade reference": 1.0, "batch --jobs 2": 4.0}      # seconds; submissions per second
-GOAL_PEAK_RSS_MB = 300
-GOAL_RATIO = 10.0            # nbgrader autograde of the same exercises / grade of the reference
+HISTORY = REPO / "scripts" / "bench_history.jsonl"
 GRADE = [sys.executable, "-m", "autograder", "grade"]
-
-
-def timed(cmd: list[str], cwd: Path = REPO, env: dict | None = None) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB of the process tree) of one command."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) not in (0, 1, 5):      # 5: pytest ran no test (the floor)
-        raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stderr.read().decode()[-2000:]}")
-    proc.stderr.close()
-    return wall, usage.ru_maxrss / 1024
-
-
-def row(name: str, cmd: list[str], runs: int, cwd: Path = REPO, env: dict | None = None, before=None) -> dict:
-    """`before()` runs ahead of every run, untimed (e.g. to empty a cache the run would reuse)."""
-    def one():
-        if before:
-            before()
-        return timed(cmd, cwd, env)
-
-    one()                                         # warm-up: file cache, bytecode
-    walls, peaks = zip(*(one() for _ in range(runs)))
-    return {"name": name, "median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
-            "peak_rss_mb": max(peaks), "runs": runs}
-
-
 NBGRADER = Path(sys.executable).with_name("nbgrader")
+FLOOR, REFERENCE = "floor: empty pytest", "grade reference"
+
+# The goals, as ratios measured in the same round (wall and CPU alike) or per submission.
+GOAL_TO_FLOOR = {REFERENCE: 2.0, "grade stubs": 1.3}
+GOAL_BATCH_CPU_PER_SUBMISSION = 0.5
+GOAL_NBGRADER_TO_REFERENCE = 30.0
+GOAL_PEAK_RSS_MB = 300
+PR_SET_CHILD_SUBREAPER = 36
+
+
+@dataclass
+class Run:
+    wall: float          # seconds until the command ended
+    cpu: float           # user + system seconds of it and every descendant
+    rss_mb: float        # the largest resident set of any one of them
+
+
+def become_subreaper() -> None:
+    """Descendants whose parent ends are re-parented to this process (not to init), so
+    their CPU time is counted when they end."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def measure(cmd: list[str], cwd: Path = REPO, env: dict | None = None) -> Run:
+    """Run `cmd`; reap it and every descendant it leaves behind (up to 30 s after it ends)."""
+    stderr = tempfile.TemporaryFile()       # a file, not a pipe: a descendant holding it delays nothing
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+    cpu = rss = 0.0
+    wall = None
+    deadline = None
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, 0 if wall is None else os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            if time.perf_counter() > deadline:
+                raise SystemExit(f"descendants of {' '.join(cmd)} still run 30 s after it ended")
+            time.sleep(0.01)
+            continue
+        cpu += usage.ru_utime + usage.ru_stime
+        rss = max(rss, usage.ru_maxrss / 1024)
+        if pid == proc.pid:
+            wall = time.perf_counter() - start
+            deadline = time.perf_counter() + 30
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode not in (0, 1, 5):      # 1: a grading under the pass mark; 5: no test ran
+                stderr.seek(0)
+                raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{stderr.read().decode()[-2000:]}")
+    stderr.close()
+    return Run(wall, cpu, rss)
+
+
+# ------------------------------------------------------------------ the series
+
+def nbgrader_env(tmp: Path) -> dict:
+    # nbgrader finds alembic and the kernel on PATH; the notebooks share one grading through
+    # TMPDIR (autograder/notebook.py), which each run starts empty.
+    return {**os.environ, "HOME": str(tmp / "home"), "TMPDIR": str(tmp / "nbtmp"), "LANGUAGE": "en",
+            "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
 def nbgrader_course(tmp: Path) -> Path | None:
@@ -93,26 +135,6 @@ def nbgrader_course(tmp: Path) -> Path | None:
     return course
 
 
-def nbgrader_env(tmp: Path) -> dict:
-    # nbgrader finds alembic and the kernel on PATH; the notebooks share one grading through
-    # TMPDIR (autograder/notebook.py), which each run starts empty.
-    return {**os.environ, "HOME": str(tmp / "home"), "TMPDIR": str(tmp / "nbtmp"), "LANGUAGE": "en",
-            "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-
-
-def nbgrader_row(tmp: Path, runs: int) -> dict:
-    course = nbgrader_course(tmp)
-    if course is None:
-        return {"name": "nbgrader autograde", "note": "no nbgrader or no generated course (make nbgrader)"}
-
-    def fresh_tmp():
-        shutil.rmtree(tmp / "nbtmp", ignore_errors=True)
-        (tmp / "nbtmp").mkdir()
-
-    return row("nbgrader autograde (one notebook per topic)", [str(NBGRADER), "autograde", "rnn_prehistory", "--force"],
-               runs, cwd=course, env=nbgrader_env(tmp), before=fresh_tmp)
-
-
 def generated_class(root: Path, size: int) -> Path:
     """`size` submissions: the reference, the stubs and each mutant of the kill matrix, in turn."""
     unit = load_unit("rnn_prehistory")
@@ -135,74 +157,113 @@ def generated_class(root: Path, size: int) -> Path:
     return root
 
 
-def batch_row(jobs: int, root: Path, warm_up: Path, out: Path, size: int, runs: int) -> dict:
-    """`batch --jobs N` over the generated class: a warm-up over a small class, then `runs`
-    timed runs (each into an empty report folder); submissions per second of each run."""
-    def one(folder: Path) -> tuple[float, float]:
-        shutil.rmtree(out, ignore_errors=True)
-        return timed([sys.executable, "-m", "autograder", "batch", str(folder), "--out", str(out),
-                      "--jobs", str(jobs), "--seed", "1"])
+def series(tmp: Path, batch: int, nbgrader: bool) -> dict:
+    """name -> (run once: () -> Run, per: how many units of work one run is)."""
+    out = tmp / "out"
+    (tmp / "no-tests").mkdir()
+    found = {
+        FLOOR: (lambda: measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp / "no-tests")]), 1),
+        REFERENCE: (lambda: measure(GRADE + [str(SOLUTIONS), "--out", str(out), "--quiet"]), 1),
+        "grade stubs": (lambda: measure(GRADE + [str(STUBS), "--out", str(out), "--quiet"]), 1),
+        "grade --suite public": (lambda: measure(GRADE + [str(SOLUTIONS), "--suite", "public", "--out", str(out),
+                                                          "--quiet"]), 1),
+    }
+    if batch:
+        root = generated_class(tmp / "class", batch)
 
-    one(warm_up)
-    walls, peaks = zip(*(one(root) for _ in range(runs)))
-    rates = sorted(size / wall for wall in walls)
-    return {"name": f"batch --jobs {jobs}", "submissions": size, "runs": runs, "per_second": statistics.median(rates),
-            "min_per_second": rates[0], "max_per_second": rates[-1], "wall_s": statistics.median(walls),
-            "peak_rss_mb": max(peaks)}
+        def one_batch() -> Run:
+            shutil.rmtree(tmp / "batch", ignore_errors=True)
+            return measure([sys.executable, "-m", "autograder", "batch", str(root), "--out", str(tmp / "batch"),
+                            "--jobs", "2", "--seed", "1"])
+        found[f"batch --jobs 2 (per submission of {batch})"] = (one_batch, batch)
+    course = nbgrader_course(tmp) if nbgrader else None
+    if course is not None:
+        def one_nbgrader() -> Run:
+            shutil.rmtree(tmp / "nbtmp", ignore_errors=True)
+            (tmp / "nbtmp").mkdir()
+            return measure([str(NBGRADER), "autograde", "rnn_prehistory", "--force"], cwd=course,
+                           env=nbgrader_env(tmp))
+        found["nbgrader autograde (one notebook per topic)"] = (one_nbgrader, 1)
+    return found
+
+
+# ------------------------------------------------------------------ rounds and the table
+
+def rounds(found: dict, count: int) -> tuple[dict, list[float]]:
+    """A warm-up of each series (file cache, bytecode), then `count` rounds in rotated order:
+    name -> [Run per round], and the 1-minute load average at the start of each round."""
+    names = list(found)
+    for name in names:
+        found[name][0]()
+    runs: dict[str, list[Run]] = {name: [] for name in names}
+    loads = []
+    for k in range(count):
+        loads.append(os.getloadavg()[0])
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            run = found[name][0]()
+            per = found[name][1]
+            runs[name].append(Run(run.wall / per, run.cpu / per, run.rss_mb))
+        print(f"round {k + 1}/{count} done (load {loads[-1]:.2f})", file=sys.stderr)
+    return runs, loads
+
+
+def ratio(runs: dict, name: str, to: str, field: str) -> float:
+    """The median over rounds of name's time over `to`'s time in the same round."""
+    return statistics.median(getattr(a, field) / getattr(b, field) for a, b in zip(runs[name], runs[to]))
+
+
+def table(runs: dict, loads: list[float]) -> tuple[list[str], list[dict], bool]:
+    lines = [f"load (1-min average) at the rounds' starts: {', '.join(f'{x:.2f}' for x in loads)}; {os.cpu_count()} CPUs",
+             f"{'series':46s} {'wall s':>7s} {'CPU s':>7s} {'/floor wall,CPU':>16s} {'/reference':>12s} {'RSS MB':>7s}  goal"]
+    rows, ok = [], True
+    for name, series_runs in runs.items():
+        r = {"name": name, "wall_s": statistics.median(x.wall for x in series_runs),
+             "cpu_s": statistics.median(x.cpu for x in series_runs), "rss_mb": max(x.rss_mb for x in series_runs),
+             "to_floor": [ratio(runs, name, FLOOR, f) for f in ("wall", "cpu")],
+             "to_reference": [ratio(runs, name, REFERENCE, f) for f in ("wall", "cpu")]}
+        goal, good = "", True
+        if name in GOAL_TO_FLOOR:
+            good = max(r["to_floor"]) <= GOAL_TO_FLOOR[name]
+            goal = f"≤ {GOAL_TO_FLOOR[name]}× floor"
+        elif name.startswith("batch"):
+            good = r["cpu_s"] <= GOAL_BATCH_CPU_PER_SUBMISSION
+            goal = f"≤ {GOAL_BATCH_CPU_PER_SUBMISSION} CPU-s per submission"
+        elif name.startswith("nbgrader"):
+            good = min(r["to_reference"]) >= GOAL_NBGRADER_TO_REFERENCE
+            goal = f"≥ {GOAL_NBGRADER_TO_REFERENCE:g}× the reference"
+        good &= r["rss_mb"] <= GOAL_PEAK_RSS_MB
+        ok &= good
+        goal = f"{goal}{', ' if goal else ''}RSS ≤ {GOAL_PEAK_RSS_MB} MB: {'ok' if good else 'NOT MET'}"
+        lines.append(f"{name:46s} {r['wall_s']:7.2f} {r['cpu_s']:7.2f} {r['to_floor'][0]:7.2f},{r['to_floor'][1]:5.2f}"
+                     f"   {r['to_reference'][0]:5.2f},{r['to_reference'][1]:5.2f} {r['rss_mb']:7.0f}  {goal}")
+        rows.append(r)
+    return lines, rows, ok
+
+
+def commit() -> str:
+    proc = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO, capture_output=True, text=True)
+    return proc.stdout.strip() or "unknown"
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--batch", type=int, default=200, help="generated submissions for the batch rows (0: skip)")
-    p.add_argument("--json", type=Path, default=REPO / ".bench" / "results.json")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--batch", type=int, default=20, help="generated submissions for the batch series (0: none)")
     p.add_argument("--no-nbgrader", dest="nbgrader", action="store_false",
-                   help="skip the nbgrader autograde row (it takes a minute or more per run)")
+                   help="no nbgrader autograde series (it takes half a minute or more per run)")
+    p.add_argument("--history", type=Path, default=HISTORY, help="the file each run appends its results to")
     args = p.parse_args(argv)
+    become_subreaper()
     with tempfile.TemporaryDirectory(prefix="autograder-bench-") as tmp:
-        out = Path(tmp) / "out"
-        (Path(tmp) / "no-tests").mkdir()
-        rows = [row("grade reference", GRADE + [str(SOLUTIONS), "--out", str(out), "--quiet"], args.runs),
-                row("grade stubs", GRADE + [str(STUBS), "--out", str(out), "--quiet"], args.runs),
-                row("floor: python -c 'import numpy'", [sys.executable, "-c", "import numpy"], args.runs),
-                row("floor: empty pytest", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                            str(Path(tmp) / "no-tests")], args.runs)]
-        nbgrader = nbgrader_row(Path(tmp), args.runs) if args.nbgrader else {
-            "name": "nbgrader autograde", "note": "skipped (--no-nbgrader)"}
-        if args.batch:
-            root = generated_class(Path(tmp) / "class", args.batch)
-            warm_up = generated_class(Path(tmp) / "warm-up", 10)
-            rows += [batch_row(jobs, root, warm_up, Path(tmp) / f"batch{jobs}", args.batch, args.runs)
-                     for jobs in (1, 2)]
-    print(f"{'what':36s} {'median':>8s} {'min–max':>14s} {'peak RSS':>9s}  goal")
-    ok = True
-    for r in rows:
-        if "median_s" in r:
-            goal = GOALS.get(r["name"])
-            good = goal is None or r["median_s"] <= goal
-            print(f"{r['name']:36s} {r['median_s']:7.2f}s {r['min_s']:6.2f}–{r['max_s']:5.2f}s "
-                  f"{r['peak_rss_mb']:7.0f}MB  " + (f"≤ {goal} s: {'ok' if good else 'NOT MET'}" if goal else ""))
-        else:
-            goal = GOALS.get(r["name"])
-            good = goal is None or r["per_second"] >= goal
-            print(f"{r['name']:36s} {r['per_second']:6.2f}/s {r['min_per_second']:5.2f}–{r['max_per_second']:4.2f}/s "
-                  f"{r['peak_rss_mb']:7.0f}MB  " + (f"≥ {goal}/s: {'ok' if good else 'NOT MET'}" if goal else "")
-                  + f"   ({r['submissions']} submissions, median {r['wall_s']:.0f} s)")
-        ok &= good and r["peak_rss_mb"] <= GOAL_PEAK_RSS_MB
-    if "median_s" in nbgrader:
-        ratio = nbgrader["median_s"] / rows[0]["median_s"]
-        nbgrader["ratio_to_grade_reference"] = ratio
-        good = ratio >= GOAL_RATIO
-        ok &= good
-        print(f"{nbgrader['name']:36s} {nbgrader['median_s']:7.2f}s {nbgrader['min_s']:6.2f}–{nbgrader['max_s']:5.2f}s "
-              f"{nbgrader['peak_rss_mb']:7.0f}MB  grade reference is {ratio:.1f}× faster "
-              f"(≥ {GOAL_RATIO:g}×: {'ok' if good else 'NOT MET'})")
-    else:
-        print(f"{nbgrader['name']:36s} {'—':>8s}  ({nbgrader['note']})")
-    print(f"peak RSS goal ≤ {GOAL_PEAK_RSS_MB} MB per process tree")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"rows": rows + [nbgrader], "cpus": os.cpu_count(),
-                                     "python": sys.version.split()[0]}, indent=2) + "\n")
+        runs, loads = rounds(series(Path(tmp), args.batch, args.nbgrader), args.rounds)
+    lines, rows, ok = table(runs, loads)
+    print("\n".join(lines))
+    record = {"commit": commit(), "date": datetime.date.today().isoformat(), "cpus": os.cpu_count(),
+              "python": sys.version.split()[0], "rounds": args.rounds, "loads": [round(x, 2) for x in loads],
+              "series": {r["name"]: {k: (round(v, 3) if isinstance(v, float) else [round(x, 3) for x in v])
+                                     for k, v in r.items() if k != "name"} for r in rows}}
+    with args.history.open("a") as fh:
+        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     return 0 if ok else 1
 
 

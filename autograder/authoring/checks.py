@@ -50,6 +50,45 @@ def product_scale(a, b) -> np.ndarray:
     return np.abs(np.asarray(a, dtype=float)) @ np.abs(np.asarray(b, dtype=float))
 
 
+def tanh_recurrence_bound(x, h0, Wx, Wh, b, h) -> np.ndarray:
+    """(N, T, H): how far one correct computation of h_t = tanh(x_t Wx + h_{t-1} Wh + b) can be
+    from the exact states `h` (given as computed: the difference is second order), in any
+    summation order, FMA or not; two computations differ by twice this. The pre-activation is a
+    (D+H+1)-term sum, off by gamma_{D+H+1} P with P = |x_t||Wx| + |h_{t-1}||Wh| + |b|; tanh is
+    1-Lipschitz and rounds to a few ulps (|tanh| <= 1); the previous state's error d comes in
+    through Wh as d |Wh|. So d_t <= gamma_{D+H+6} (P_t + 1) + d_{t-1} |Wh| (the 5 extra
+    roundings cover tanh's ulps and the terms of order u^2)."""
+    D, H = np.shape(Wx)
+    d, prev, bound = np.zeros(np.shape(h0)), h0, np.zeros(np.shape(h))
+    for t in range(np.shape(x)[1]):
+        d = gamma(D + H + 6) * (product_scale(x[:, t], Wx) + product_scale(prev, Wh) + np.abs(b) + 1) \
+            + d @ np.abs(Wh)
+        bound[:, t], prev = d, h[:, t]
+    return bound
+
+
+def dot_attention_bound(x, Wq, Wk, Wv, causal: bool) -> np.ndarray:
+    """(N, T, Dv): how far one correct computation of scaled dot-product self-attention,
+    y_t = softmax_s(q_t . k_s / sqrt(Dk)) v_s with q, k, v = x Wq, x Wk, x Wv (s <= t when
+    `causal`), can be from the exact one, in any summation order, FMA or not; two computations
+    differ by twice this. q, k, v are D-term products, each off by gamma_D of P = |x||W| (which
+    bounds them too); a score is then off by gamma_{2D+Dk+4} Pq . Pk / sqrt(Dk) (its own Dk-term
+    sum, the scaling and the square root included). A softmax weight moves, relative to itself,
+    by twice the largest score error of its row, plus u |e - max| <= 2u max|e| and the rounding
+    of exp, the T-term sum and the division (gamma_{T+8}); y, a weighted average of the values,
+    by that plus gamma_T + gamma_D, relative to the largest |v_s| it can see."""
+    N, T, D = np.shape(x)
+    Dk = np.shape(Wk)[1]
+    Pq, Pk, Pv = product_scale(x, Wq), product_scale(x, Wk), product_scale(x, Wv)
+    scores = Pq @ Pk.transpose(0, 2, 1) / np.sqrt(Dk)                          # (N, T, T), >= |e|
+    visible = np.tril(np.ones((T, T), dtype=bool)) if causal else np.ones((T, T), dtype=bool)
+    scores = np.where(visible, scores, 0.0)
+    largest = scores.max(axis=2, keepdims=True)
+    weight = 2 * gamma(2 * D + Dk + 4) * largest + 2 * UNIT_ROUNDOFF * largest + gamma(T + 8)
+    seen = np.maximum.accumulate(Pv, axis=1) if causal else np.broadcast_to(Pv.max(axis=1, keepdims=True), Pv.shape)
+    return (weight + gamma(T) + gamma(D)) * seen
+
+
 def rel_error(a, b, scale=None) -> float:
     """CS231n's element-wise relative error, maximised (the exercise's own definition):
     max |a - b| / max(|a| + |b|, 1e-8). With `scale` (an array broadcast to a's shape, or a

@@ -46,7 +46,15 @@ from autograder.intake import submissions
 from autograder.intake.manifest import read_manifest, tampered_files
 from autograder.isolation.clock import Budget, TreeClock
 from autograder.isolation.image import image_config, start_image
-from autograder.pipeline import EXIT_GRADER, EXIT_OK, ArtefactsHook, grade_and_report, limit_own_memory, stop_on_sigterm
+from autograder.pipeline import (
+    EXIT_GRADER,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    ArtefactsHook,
+    grade_and_report,
+    limit_own_memory,
+    stop_on_sigterm,
+)
 from autograder.reports import class_report, similarity
 from autograder.reports.class_csv import write_class_csv
 from autograder.reports.class_report import student_folder
@@ -208,6 +216,7 @@ def run(args) -> int:
     rows: dict[int, dict] = {}
     mine: list = []
     manifest = read_manifest(args.manifest) if getattr(args, "manifest", None) else None
+    interrupted = False
     try:
         mine = submissions.find(args.root, {t.module for t in unit.topics}, scratch)[k - 1::n]
         config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None,
@@ -220,7 +229,7 @@ def run(args) -> int:
             elif not getattr(args, "force", False) and (row := previous_row(unit, entry, args, version)):
                 rows[i] = row
             else:
-                if not entry.source.is_dir():
+                if entry.folder is not None and not entry.folder.is_relative_to(entry.source):  # archives, notebooks
                     keep_unpacked(entry, student_folder(args.out, entry.name) / UNPACKED)
                 tasks.put((i, entry, plan.get(entry.name)))
                 continue
@@ -256,14 +265,25 @@ def run(args) -> int:
             prints = student_folder(args.out, entry.name) / similarity.FILE
             if entry.status == "ok" and i in rows and entry.folder is not None and not _newer(prints, started):
                 similarity.write_fingerprints(prints.parent, entry.folder, unit.modules, _given(unit))
-    finally:          # the class file is written whatever happened to the submissions
-        if manifest is not None:
-            for i, entry in enumerate(mine):
-                if i in rows and entry.status == "ok":
-                    rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs, unit.modules)
-        done = [rows[i] for i in sorted(rows)]
-        name = write_class_csv(args.out, unit, done, k, n, version)
+    except KeyboardInterrupt:
+        # Ctrl-C: no class file of part of the class (an earlier one would be stale: removed);
+        # what was graded stays in the students' folders, where a rerun resumes from.
+        interrupted = True
         shutil.rmtree(scratch, ignore_errors=True)
+        for stale in args.out.glob("class*.*") if args.out.is_dir() else ():
+            stale.unlink()
+        print(f"autograder: interrupted after {len(rows)} of {len(mine)} submission(s); no class file was written. "
+              "Run the same command again to resume.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:          # the class file is written whatever happened to the submissions (but Ctrl-C)
+        if not interrupted:
+            if manifest is not None:
+                for i, entry in enumerate(mine):
+                    if i in rows and entry.status == "ok":
+                        rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs, unit.modules)
+            done = [rows[i] for i in sorted(rows)]
+            name = write_class_csv(args.out, unit, done, k, n, version)
+            shutil.rmtree(scratch, ignore_errors=True)
     if n == 1:                      # a shard's report would be a third of the class: `merge` writes it
         similar = similarity.write(args.out, args.out / class_report.STUDENTS, [r["submission"] for r in done])
         class_report.write(args.out, unit, done, version, similar, args.lang)

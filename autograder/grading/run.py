@@ -127,6 +127,8 @@ def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None, only: di
     files = dict(sorted(files.items(), key=lambda kv: kv[1][0] not in first))    # stable: topics stay together
     collector = Collector(sandbox, seed, files, topic_done=getattr(observer, "topic_done", None), only=only or {})
     code = pytest.main(_pytest_args(files, sandbox.unit.path), plugins=[collector, module_fixtures(collector)])
+    if code == pytest.ExitCode.INTERRUPTED:      # Ctrl-C (or batch's SIGTERM): pytest caught it, pass it on
+        raise KeyboardInterrupt
     if collector.collect_errors or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise GraderError(f"pytest could not run the suites (exit {int(code)}): " + "\n".join(collector.collect_errors))
     return collector
@@ -166,7 +168,8 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
             raise GraderError(f"a replacement worker could not start: {sandbox.failure}")
     results = [score_topic(unit.rubric.topic(t.id), t.module, visibilities, collector.records,   # stage: score
                            probes[t.id], f"{options.shown_folder}/{t.module}.py" if options.shown_folder
-                           else unit.stub_path(t.module), unfinished(submission / f"{t.module}.py"), only.get(t.id))
+                           else unit.stub_path(t.module), unfinished(submission / f"{t.module}.py"), only.get(t.id),
+                           tuple(t.functions))
                for t in topics]
     exam = unit.oral_exam
     return GradeResult(assignment=unit.name, submission=str(submission), seed=seed, seed_given=options.seed is not None,

@@ -152,9 +152,12 @@ class GradeResult:
 
 
 def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, probe: tuple[str, str],
-                stub_path: str, unfinished: Sequence[str] = (), only: frozenset | None = None) -> TopicResult:
+                stub_path: str, unfinished: Sequence[str] = (), only: frozenset | None = None,
+                functions: Sequence[str] = ()) -> TopicResult:
     """One topic's result from its rubric entries, the plugin's records and its import probe.
     `unfinished`: the module's functions that still raise NotImplementedError (grading/todo.py);
+    `functions`: the topic's graded functions (topic.yaml): the topic is "not implemented" only
+    while every one of them is unfinished, however its tests happened to meet the stubs;
     `only`: the (visibility, test) pairs run when the topic was graded on a selection of its tests."""
     status, message = probe
     tests = []
@@ -169,7 +172,8 @@ def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, pr
         tests.append(TestOutcome(rt.id, rt.points if passed else 0.0, rt.points, rec.outcome, rec.message,
                                  "" if passed else hint_for(rec, rt.hint), rec.not_implemented, rec.duration_s,
                                  "" if passed else rec.kind))
-    if status == "graded" and tests and all(t.not_implemented for t in tests):
+    every_function_stubbed = not functions or set(functions) <= set(unfinished)
+    if status == "graded" and tests and all(t.not_implemented for t in tests) and every_function_stubbed:
         status = "not_implemented"
         message = _("nothing in {module}.py is implemented yet: fill in the TODOs in {stubs}").format(
             module=module, stubs=stub_path)

@@ -27,6 +27,6 @@ def unfinished(module_file: Path) -> list[str]:
         tree = ast.parse(data.decode("utf-8", errors="replace"))
     except (SyntaxError, ValueError):
         return []
-    return [node.name for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_")
-            and any(_raises_not_implemented(n) for n in ast.walk(node))]
+    last = {node.name: node for node in tree.body              # a later def of a name replaces an earlier one
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_")}
+    return [name for name, node in last.items() if any(_raises_not_implemented(n) for n in ast.walk(node))]

@@ -31,11 +31,13 @@ import stat
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autograder.i18n import _
+from autograder.intake import notebooks
 
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar")
 MAX_MODULE_BYTES = 2 << 20      # a module file larger than this is not a student's exercise
@@ -58,6 +60,9 @@ class Entry:
     status: str                 # "ok" | "missing" | "not_a_submission"
     detail: str = ""
     shown_as: str = ""          # where the module files are, in the student's own terms
+
+
+GITHUB_BRANCHES = ("-main", "-master")
 
 
 def _student_name(path: Path) -> str:
@@ -108,10 +113,10 @@ def _wrapped(path: Path) -> PurePosixPath:
     return inside
 
 
-def _walk(path: Path, wanted: set[str]) -> tuple[list[PurePosixPath], list[PurePosixPath]]:
+def _walk(path: Path, wanted: set[str] | str) -> tuple[list[PurePosixPath], list[PurePosixPath]]:
     """(module files, links) below `path`, relative to it, at most MAX_DEPTH deep below its
     wrapper folders; no link is followed and no `.git` walked (a clone's other trees are
-    never read)."""
+    never read). `wanted`: the file names, or one suffix (".ipynb")."""
     files, links = [], []
     start = _wrapped(path)
     level = [start]
@@ -129,13 +134,38 @@ def _walk(path: Path, wanted: set[str]) -> tuple[list[PurePosixPath], list[PureP
                 elif e.is_dir(follow_symlinks=False):
                     if e.name != ".git" and e.name not in JUNK and depth + 1 < MAX_DEPTH:
                         below.append(rel)
-                elif e.name in wanted and e.is_file(follow_symlinks=False):
+                elif (e.name.endswith(wanted) if isinstance(wanted, str) else e.name in wanted) \
+                        and e.is_file(follow_symlinks=False):
                     files.append(rel)
         level = below
     return files, links
 
 
-def _from_folder(path: Path, modules: set[str], name: str | None = None) -> Entry:
+def _from_notebooks(path: Path, name: str, modules: set[str], scratch: Path | None) -> Entry | None:
+    """A folder of notebooks and no module file: the modules their cells write (nbgrader's
+    answer cells, or `%%writefile <module>.py` cells), written below `scratch` and graded; an
+    entry saying why not when no cell writes one; None when there is no notebook."""
+    found, _links = _walk(path, ".ipynb")
+    folders = _module_folders(found)
+    if not folders:
+        return None
+    folder = folders[0]
+    written = notebooks.modules_in(path / folder, modules)
+    shown = f"{name}/{folder}" if str(folder) != "." else name
+    if not written:
+        return Entry(name, path, None, "missing", _(
+            "notebooks in {folder}/ but no cell of them writes a module file: the answer cells of the course's "
+            "notebooks, or cells that start with %%writefile <module>.py ({files})").format(
+            folder=shown, files=", ".join(f"{m}.py" for m in sorted(modules))[:160]))
+    if scratch is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
+    target = Path(tempfile.mkdtemp(prefix="autograder-notebooks-", dir=scratch))
+    for module, source in written.items():
+        (target / f"{module}.py").write_text(source, encoding="utf-8")
+    return Entry(name, path, target, "ok", shown_as=_("{folder} (notebooks)").format(folder=shown))
+
+
+def _from_folder(path: Path, modules: set[str], name: str | None = None, scratch: Path | None = None) -> Entry:
     name = name or path.name
     wanted = {f"{m}.py" for m in modules}
     if path.is_symlink():
@@ -147,6 +177,8 @@ def _from_folder(path: Path, modules: set[str], name: str | None = None) -> Entr
     if folder is None:
         if links:          # the files may be behind a link: say so rather than "missing"
             return Entry(name, path, None, "not_a_submission", _links_refused(name, links))
+        if (from_notebooks := _from_notebooks(path, name, modules, scratch)) is not None:
+            return from_notebooks
         return Entry(name, path, None, "missing", _("no module file ({files}) in {folder}/").format(
             files=", ".join(sorted(wanted))[:160], folder=name))
     linked_modules = [p for p in links if p.parent == folder and p.name in wanted]
@@ -196,7 +228,8 @@ def _unpack(archive: Path, target: Path, wanted: set[str], limits: dict) -> dict
                 for info in z.infolist():
                     count(info.file_size)
                 for info in z.infolist():
-                    p = PurePosixPath(info.filename)
+                    # Some Windows tools write "folder\\file.py" although the format says "/".
+                    p = PurePosixPath(info.filename.replace("\\", "/"))
                     if stat.S_ISLNK(info.external_attr >> 16):
                         links.append(str(p))
                     elif not info.is_dir() and keep(p):
@@ -276,6 +309,9 @@ def _from_archive(path: Path, modules: set[str], scratch: Path) -> Entry:
         if member.parent == folder and (target / member).stat().st_size > MAX_MODULE_BYTES:
             return Entry(name, path, None, "not_a_submission", f"{path.name}: {member} is larger than 2 MB")
     shown = f"{path.name}/{folder}" if str(folder) != "." else path.name
+    # GitHub's "Download ZIP" of <repo> is <repo>-main.zip holding <repo>-main/: the student is <repo>.
+    if name.endswith(GITHUB_BRANCHES) and folder.parts[:1] == (name,):
+        name = name.rsplit("-", 1)[0]
     return Entry(name, path, target / folder, "ok", shown_as=shown)
 
 
@@ -287,7 +323,7 @@ def find(root: Path, modules: set[str], scratch: Path) -> list[Entry]:
         if path.is_symlink():
             entries.append(Entry(path.name, path, None, "not_a_submission", f"{path.name} is a link, not a folder"))
         elif path.is_dir():
-            entries.append(_from_folder(path, modules))
+            entries.append(_from_folder(path, modules, scratch=scratch))
         elif path.name.lower().endswith(ARCHIVES) and path.is_file():      # never a FIFO or a device
             entries.append(_from_archive(path, modules, scratch))
         else:
@@ -302,12 +338,11 @@ def find(root: Path, modules: set[str], scratch: Path) -> list[Entry]:
     return entries
 
 
-def from_upload(folder: Path, modules: set[str]) -> Entry:
+def from_upload(folder: Path, modules: set[str], scratch: Path | None = None) -> Entry:
     """One student's upload unpacked in `folder` (Gradescope's submission folder): the module
     files at its top, in wrapper folders, or in a clone of the student repository."""
-    entry = _from_folder(Path(folder), modules, name="submission")
-    if entry.status == "ok":
-        assert entry.folder is not None              # an "ok" entry has its module files' folder
+    entry = _from_folder(Path(folder), modules, name="submission", scratch=scratch)
+    if entry.status == "ok" and entry.folder is not None and entry.folder.is_relative_to(folder):   # not notebooks
         inside = entry.folder.relative_to(folder).as_posix()
         entry.shown_as = "" if inside == "." else inside
     return entry

@@ -172,25 +172,15 @@ class Worker:
         self.redact = redact
         self.limits = limits
         self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
-        copy_submission(submission, self.root / "submission", modules)
-        replace_functions(self.root / "submission", replace or {})
-        (self.root / "jail").mkdir()
-        self._close_lock, self._closed = threading.Lock(), False
-        req_r, self._req_w = os.pipe()
-        self._resp_r, resp_w = os.pipe()
-        log_r, log_w = os.pipe()
-        os.set_blocking(self._req_w, False)        # writes wait within a call's budget (`_send`)
         try:
-            self.proc = image.spawn(str(self.root), generation, (req_r, resp_w, log_w))
-        except ImageError as exc:
-            for fd in (self._req_w, self._resp_r, log_r):
-                os.close(fd)
-            raise IsolationError(str(exc)) from None
-        finally:
-            for fd in (req_r, resp_w, log_w):
-                os.close(fd)
-        self._log = LogDrain(log_r)
-        self._log.start()
+            self._start(image, submission, modules, replace, generation)
+        except BaseException:
+            # Ctrl-C (or a failure) before the caller holds this worker, who would close it:
+            # nothing of it stays behind.
+            if getattr(self, "proc", None) is not None:
+                self.kill()
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
         self._buf = bytearray()
         self._next_id = 0
         self.sandbox_info: dict | None = None
@@ -203,6 +193,29 @@ class Worker:
         self._budget = Budget(0.0, 0.0, None)
         self._lent_limit = callbacks.LENT_MIN
         self._syncs: list[callbacks.ArraySync] = []     # of the callbacks being answered, innermost last
+
+    def _start(self, image: WorkerImage, submission: Path, modules, replace: dict | None, generation: int) -> None:
+        copy_submission(submission, self.root / "submission", modules)
+        replace_functions(self.root / "submission", replace or {})
+        (self.root / "jail").mkdir()
+        self._close_lock, self._closed = threading.Lock(), False
+        req_r, self._req_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+        log_r, log_w = os.pipe()
+        os.set_blocking(self._req_w, False)        # writes wait within a call's budget (`_send`)
+        try:
+            self.proc = image.spawn(str(self.root), generation, (req_r, resp_w, log_w))
+        except BaseException as exc:
+            for fd in (self._req_w, self._resp_r, log_r):
+                os.close(fd)
+            if isinstance(exc, ImageError):
+                raise IsolationError(str(exc)) from None
+            raise
+        finally:
+            for fd in (req_r, resp_w, log_w):
+                os.close(fd)
+        self._log = LogDrain(log_r)
+        self._log.start()
 
     def wait_ready(self) -> dict:
         """The worker's report of the isolation it applied; IsolationError if it could not start."""
@@ -639,10 +652,12 @@ class Sandbox:
         return topic.id if topic is not None else module
 
     # -------------------------------------------------------------------- calls
-    def call(self, module: str, function: str, args: tuple, kwargs: dict, patches: dict | None = None):
+    def call(self, module: str, function: str, args: tuple, kwargs: dict, patches: dict | None = None,
+             follow: tuple | None = None):
         """(result, names of the arguments it modified, notes) of one call into student code;
-        notes: "aliased" (arguments the result hands back) and "warnings" (raised during the call)."""
-        return self.call_many(module, function, [(args, kwargs)], patches)[0]
+        notes: "aliased" (arguments the result hands back) and "warnings" (raised during the call);
+        with `follow` = (function, argument, result), "followed" (see isolation/follow.py)."""
+        return self.call_many(module, function, [(args, kwargs)], patches, follow=follow)[0]
 
     def call_replaced(self, module: str, function: str, args: tuple, replace: dict, patches: dict | None = None,
                       topic: str | None = None):
@@ -683,7 +698,7 @@ class Sandbox:
         return Pending(running.result)
 
     def call_many(self, module: str, function: str, calls: list, patches: dict | None = None,
-                  slot: str = "main", topic: str | None = None) -> list:
+                  slot: str = "main", topic: str | None = None, follow: tuple | None = None) -> list:
         """The same function on each (args, kwargs) of `calls`, in one exchange with the
         worker (a test that makes hundreds of calls pays the process boundary once); the
         first failing call raises, as in a loop of single calls. Each call has the call
@@ -700,6 +715,8 @@ class Sandbox:
         request = {"op": "map", "module": module, "function": function,
                    "calls": [{"args": list(args), "kwargs": kwargs} for args, kwargs in calls],
                    "keep": list(self.unit.kept_outputs(module, function)), "patches": lent}
+        if follow:
+            request["follow"] = list(follow)
         try:    # every reply is read before any is judged: none may be left in the pipe
             replies = list(self._requests(request, len(calls), self.limits.call_cpu_s, what, topic, slot))
         except StudentTimeout as timeout:
@@ -714,7 +731,8 @@ class Sandbox:
                 raise self._problem(module, function, reply)
             notes = reply.get("notes") or {}
             return reply["result"], list(map(str, reply.get("mutated", []))), \
-                {"aliased": list(map(str, notes.get("aliased", []))), "warnings": list(map(str, notes.get("warnings", [])))}
+                {"aliased": list(map(str, notes.get("aliased", []))), "warnings": list(map(str, notes.get("warnings", []))),
+                 "followed": [None if v is None else bool(v) for v in notes.get("followed", [])]}
         except (wire.WireError, KeyError, TypeError, ValueError, RecursionError) as exc:
             raise StudentCodeError(_("{function}() sent back data the grader cannot read ({error}); return numpy "
                                      "arrays, numbers, tuples, lists or dicts").format(
@@ -773,8 +791,10 @@ class Pending:
 
 
 class StudentFunction:
-    def __init__(self, module: StudentModule, name: str, patches: dict | None = None, replace: dict | None = None):
+    def __init__(self, module: StudentModule, name: str, patches: dict | None = None, replace: dict | None = None,
+                 follow: tuple | None = None):
         self._module, self._name, self._patches, self._replace = module, name, patches, replace
+        self._follow = follow
 
     def __call__(self, *args, **kwargs):
         if self._replace:
@@ -782,7 +802,7 @@ class StudentFunction:
                                                                          self._replace, self._patches)
         else:
             result, mutated, notes = self._module._sandbox.call(self._module._name, self._name, args, kwargs,
-                                                                self._patches)
+                                                                self._patches, self._follow)
         self._module.last_mutated, self._module.last_notes = mutated, notes
         return result
 
@@ -806,6 +826,13 @@ class StudentFunction:
         grader and is lent for the call (the worker gets a proxy, revoked when the call
         ends); a plain value (a number, an array) is set as it is."""
         return StudentFunction(self._module, self._name, patches, self._replace)
+
+    def followed(self, function: str, argument: int, result: int) -> StudentFunction:
+        """The same function, watching what the module's `function` is handed when this one calls
+        it: after a call, last_notes["followed"] says for each call of `function` whether its
+        argument `argument` was element `result` of what its previous call returned (the same
+        objects; None for the first call). See isolation/follow.py."""
+        return StudentFunction(self._module, self._name, self._patches, self._replace, (function, argument, result))
 
     def replaced(self, replace: dict) -> StudentFunction:
         """The same function, each call in a fresh worker whose module has other code in the

@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 
 from autograder import units
-from autograder.isolation import callbacks, jail, registry, wire
+from autograder.isolation import callbacks, follow, jail, registry, wire
 
 _handles: dict[int, object] = {}
 _generation = 0
@@ -222,8 +222,11 @@ def handle_map(req: dict):
         setattr(patched_mod, attr, replacement)
     try:
         keep = set(req.get("keep", ()))
+        watched = req.get("follow")         # [function of the module, argument, result]: see isolation/follow.py
         for call in req["calls"]:
-            reply = _call(fn, req["function"], call, keep)
+            watch = follow.Follow(getattr(mod, str(watched[0]), None), int(watched[1]), int(watched[2])) \
+                if watched else None
+            reply = _call(fn, req["function"], call, keep, watch)
             yield reply
             if not reply["ok"]:
                 return
@@ -249,7 +252,8 @@ def _argument_names(fn, count: int) -> list[str]:
     return [str(names[i]) if i < len(names) else f"#{i}" for i in range(count)]
 
 
-def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_changed) -> dict:
+def _call(fn, name: str, call: dict, keep: set, watch=None, _snapshot=_snapshot, _changed=_changed,
+          _setprofile=follow.setprofile) -> dict:
     try:
         args = _resolve(call.get("args", []))
         kwargs = _resolve(call.get("kwargs", {}))
@@ -260,13 +264,21 @@ def _call(fn, name: str, call: dict, keep: set, _snapshot=_snapshot, _changed=_c
     try:
         with warnings.catch_warnings(record=True) as caught:   # a docstring may rule warnings out
             warnings.simplefilter("always")
-            result = fn(*args, **kwargs)
+            if watch is not None:
+                _setprofile(watch.hook)
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                if watch is not None:
+                    _setprofile(None)
     except BaseException as exc:  # noqa: BLE001
         return _error("exception", exc)
     mutated = _changed(names, snaps)
     shown = tuple(v for i, v in enumerate(result) if i not in keep) if keep and isinstance(result, tuple) else result
     notes = {"aliased": _aliased(shown, names, list(args) + list(kwargs.values())),
              "warnings": [f"{w.category.__name__}: {w.message}" for w in caught[:3]]}
+    if watch is not None:
+        notes["followed"] = watch.handed[:10_000]
     if keep and isinstance(result, tuple):
         result = tuple(_keep(v) if i in keep else v for i, v in enumerate(result))
     try:

@@ -33,3 +33,10 @@ def write_all(out_dir: Path, result: GradeResult, images: Sequence[tuple[str, st
     for name, text in texts.items():
         atomic_write(Path(out_dir) / name, text)
     return [Path(out_dir) / n for n in texts]
+
+
+def remove_earlier(out_dir: Path) -> None:
+    """Remove the reports an earlier grading wrote into `out_dir`: a grading that did not
+    finish (Ctrl-C) leaves none, rather than an older one that looks like its own."""
+    for name in FILES:
+        (Path(out_dir) / name).unlink(missing_ok=True)

@@ -141,8 +141,8 @@ def _stats(values: list[float]) -> str:
     if not values:
         return "—"
     return _("mean {mean}, median {median}, min {low}, max {high}").format(
-        mean=f"{statistics.fmean(values):.1f}", median=f"{statistics.median(values):.1f}", low=f"{min(values):g}",
-        high=f"{max(values):g}")
+        mean=f"{statistics.fmean(values):.1f}", median=f"{statistics.median(values):.1f}", low=f"{min(values):.1f}",
+        high=f"{max(values):.1f}")
 
 
 def _bar(counts: list[int]) -> str:

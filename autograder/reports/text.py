@@ -6,7 +6,6 @@ the sanitiser of the format they are written into, never raw.
 
 from __future__ import annotations
 
-import html
 import re
 
 # C0/C1 control characters except tab and newline (ANSI/OSC escapes start with ESC), lone
@@ -24,6 +23,7 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]!|#~])")
 # (after the "#"). An invisible WORD JOINER there keeps the text readable but inert.
 _AUTOLINK = re.compile(r"(?<=\w)(?=://)|(?i:(?<=www)(?=\.))|(?<=@)(?=\w)|(?<=#)(?=\d)")
 WORD_JOINER = "\u2060"
+_ENTITY = re.compile(r"&(?=#?\w+;)")
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 
 
@@ -44,7 +44,10 @@ def terminal(text: str) -> str:
 def markdown(text: str, limit: int = 800) -> str:
     """One line of inert Markdown: no heading, table, link, image, HTML, autolink or
     @mention can start in it."""
-    escaped = _MARKDOWN.sub(r"\\\1", html.escape(one_line(text, limit), quote=False))
+    # Only `<` and an `&` that starts an entity are escaped: with them no tag or character
+    # reference can start, while "&gt;=" or "&amp;" would show as such where score.md is read
+    # as text (an editor, a terminal).
+    escaped = _MARKDOWN.sub(r"\\\1", _ENTITY.sub("&amp;", one_line(text, limit)).replace("<", "&lt;"))
     return _AUTOLINK.sub(WORD_JOINER, escaped)
 
 

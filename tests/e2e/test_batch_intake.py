@@ -159,6 +159,25 @@ def test_single_wrapper_folders_are_looked_through_and_the_graded_folder_named(t
     assert submissions.from_upload(upload, MODULES).shown_as == "lee-main/assignments/rnn_prehistory"
 
 
+def test_windows_backslash_zips_and_github_zip_names(tmp_path):
+    """A zip whose member names use backslashes (some Windows tools) grades as the same files
+    unzipped; GitHub's <repo>-main.zip is the student <repo>."""
+    root = tmp_path / "class"
+    root.mkdir()
+    with zipfile.ZipFile(root / "win.zip", "w") as z:
+        for p in SOLUTIONS.glob("*.py"):
+            z.writestr(f"win\\rnn_prehistory\\{p.name}", p.read_bytes())
+        z.writestr("..\\..\\evil.py", "print('escaped')")
+    _github_zip(root / "nora-main.zip", "nora-main", SOLUTIONS)
+    entries = {e.name: e for e in submissions.find(root, MODULES, tmp_path / "scratch")}
+    assert set(entries) == {"win", "nora"}, entries
+    assert entries["win"].status == "ok" and entries["win"].shown_as == "win.zip/win/rnn_prehistory", entries["win"]
+    assert {p.name for p in entries["win"].folder.glob("*.py")} == {p.name for p in SOLUTIONS.glob("*.py")}
+    assert not (tmp_path / "evil.py").exists() and not list((tmp_path / "scratch").rglob("evil.py"))
+    assert entries["nora"].status == "ok" and entries["nora"].shown_as == \
+        "nora-main.zip/nora-main/assignments/rnn_prehistory"
+
+
 def test_no_link_is_followed_to_the_module_files(tmp_path):
     root = tmp_path / "class"
     bob = root / "bob" / "assignments" / "rnn_prehistory"
@@ -302,7 +321,9 @@ def test_gradescope_grades_a_github_zip_and_refuses_an_upload_that_links_to_the_
     (linked / "submission").mkdir(parents=True)
     (linked / "submission" / "rnn_prehistory").symlink_to(SOLUTIONS)
     refused = run_autograder(linked)
-    assert refused["score"] == 0 and refused["tests"] == [], refused
+    # A refusal is a score of 0 with every test listed at 0, each saying why.
+    assert refused["score"] == 0 and len(refused["tests"]) == len(graded["tests"]), refused
+    assert all(t["score"] == 0 and "is a link" in t["output"] for t in refused["tests"]), refused["tests"][:2]
     assert "Nothing was graded: submission/rnn\\_prehistory is a link" in refused["output"], refused["output"]
 
 
@@ -313,3 +334,42 @@ def test_an_archive_named_only_by_its_extension_gets_a_folder_of_its_own(tmp_pat
         with zipfile.ZipFile(root / name, "w") as z:
             z.write(SOLUTIONS / "bptt.py", "bptt.py")
     assert sorted(e.name for e in submissions.find(root, MODULES, tmp_path / "scratch")) == ["..zip", ".zip"]
+
+
+def _notebooks(folder: Path, modules: Path) -> None:
+    """A student's folder of notebooks: each module in a cell that starts with
+    `%%writefile <module>.py`, but bptt's in the answer cell of the course's notebook."""
+    folder.mkdir(parents=True)
+    for p in sorted(modules.glob("*.py")):
+        if p.stem == "bptt":
+            meta = {"nbgrader": {"grade_id": "module_bptt", "solution": True, "grade": False}}
+            code = {"cell_type": "code", "metadata": meta, "source": p.read_text(), "outputs": [], "execution_count": None}
+        else:
+            code = {"cell_type": "code", "metadata": {}, "source": f"%%writefile {p.name}\n{p.read_text()}",
+                    "outputs": [], "execution_count": None}
+        cells = [{"cell_type": "markdown", "metadata": {}, "source": f"# {p.stem}"}, code]
+        (folder / f"{p.stem}.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                                            "nbformat_minor": 5}))
+
+
+def test_a_folder_of_notebooks_is_graded_in_batch_and_on_gradescope(tmp_path):
+    root = tmp_path / "class"
+    _notebooks(root / "nina" / "work", SOLUTIONS)
+    (root / "otto").mkdir(parents=True)
+    (root / "otto" / "scratch.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {},
+                                                                         "source": "print(1)"}]}))
+    entries = {e.name: e for e in submissions.find(root, MODULES, tmp_path / "scratch")}
+    assert entries["nina"].status == "ok" and entries["nina"].shown_as == "nina/work (notebooks)", entries["nina"]
+    assert entries["otto"].status == "missing" and "%%writefile <module>.py" in entries["otto"].detail
+    out = tmp_path / "out"
+    proc = run_grader("batch", root, "--out", out, "--jobs", "2", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = _rows(out)
+    assert rows["nina"]["status"] == "graded" and rows["nina"]["earned"] == rows["nina"]["possible"], rows["nina"]
+    assert rows["otto"]["status"] == "missing"
+    upload = tmp_path / "gradescope"
+    _notebooks(upload / "submission", SOLUTIONS)
+    proc = run_grader("gradescope", "--root", upload, "--lang", "en", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((upload / "results" / "results.json").read_text())
+    assert results["score"] == results["extra_data"]["max_score"], results.get("output")

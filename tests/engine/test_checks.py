@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -15,6 +16,7 @@ from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
     diagnose,
+    dot_attention_bound,
     expect_array,
     expect_close,
     expect_gradients,
@@ -24,6 +26,7 @@ from autograder.authoring.checks import (
     finite_differences_stacked,
     norm_rel_error,
     rel_error,
+    tanh_recurrence_bound,
 )
 from autograder.isolation.sandbox import StudentCodeError
 
@@ -52,6 +55,86 @@ def test_rel_error_floors_its_denominator_at_1e_8_and_is_0_on_nothing():
     assert rel_error([0.0, 0.0], [0.0, 0.0]) == 0.0
     assert rel_error([0.0], [1e-9]) == pytest.approx(1e-9 / 1e-8)       # not 1.0: both are ~0
     assert rel_error(np.zeros((0, 3)), np.zeros((0, 3))) == 0.0
+
+
+def _exact_tanh_rnn(x, h0, Wx, Wh, b):
+    """The recurrence in 60-digit arithmetic (mpmath): the exact states, to compare roundings with."""
+    mpmath.mp.dps = 60
+    N, T, _ = x.shape
+    h, out = [[mpmath.mpf(v) for v in row] for row in h0], np.zeros((N, T, Wh.shape[0]))
+    for t in range(T):
+        h = [[mpmath.tanh(sum(mpmath.mpf(x[n, t, d]) * mpmath.mpf(Wx[d, j]) for d in range(Wx.shape[0]))
+                          + sum(h[n][i] * mpmath.mpf(Wh[i, j]) for i in range(Wh.shape[0])) + mpmath.mpf(b[j]))
+              for j in range(Wh.shape[0])] for n in range(N)]
+        out[:, t] = [[float(v) for v in row] for row in h]
+    return out
+
+
+def test_tanh_recurrence_bound_holds_for_float64_and_not_for_float32():
+    """Against exact arithmetic: float64 states in two summation orders are within the bound;
+    float32 states (rounding 2^29 times larger) are not, so the bound is not vacuous."""
+    rng = np.random.default_rng(0)
+    x, h0 = rng.normal(size=(2, 6, 4)), rng.normal(size=(2, 5))
+    Wx, Wh, b = rng.normal(size=(4, 5)), rng.normal(size=(5, 5)) * 0.5, rng.normal(size=5)
+    exact = _exact_tanh_rnn(x, h0, Wx, Wh, b)
+
+    def run(dtype, reverse):
+        h, out = h0.astype(dtype), np.zeros(exact.shape, dtype)
+        for t in range(x.shape[1]):
+            terms = [x[:, t].astype(dtype) @ Wx.astype(dtype), h @ Wh.astype(dtype), b.astype(dtype)]
+            h = np.tanh(sum(terms[::-1] if reverse else terms))
+            out[:, t] = h
+        return out.astype(float)
+
+    bound = tanh_recurrence_bound(x, h0, Wx, Wh, b, exact)
+    assert 0 < bound.max() < 1e-11                  # ~1e3 roundings of O(1) terms, at most
+    for reverse in (False, True):
+        assert np.all(np.abs(run(np.float64, reverse) - exact) <= bound)
+    assert np.any(np.abs(run(np.float32, False) - exact) > bound)
+
+
+def _exact_attention(x, Wq, Wk, Wv, causal):
+    """Scaled dot-product self-attention of one sequence x (T, D) in 60-digit arithmetic."""
+    mpmath.mp.dps = 60
+    T = x.shape[0]
+    M = [[mpmath.mpf(v) for v in row] for row in x]
+
+    def project(W):
+        return [[sum(M[t][d] * mpmath.mpf(W[d, j]) for d in range(W.shape[0])) for j in range(W.shape[1])]
+                for t in range(T)]
+
+    q, k, v = project(Wq), project(Wk), project(Wv)
+    y = np.zeros((T, Wv.shape[1]))
+    for t in range(T):
+        seen = range(t + 1) if causal else range(T)
+        e = [sum(a * b for a, b in zip(q[t], k[s])) / mpmath.sqrt(Wk.shape[1]) for s in seen]
+        w = [mpmath.exp(a - max(e)) for a in e]
+        y[t] = [float(sum(w[i] * v[s][j] for i, s in enumerate(seen)) / sum(w)) for j in range(Wv.shape[1])]
+    return y
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_dot_attention_bound_holds_for_float64_and_not_for_float32(causal):
+    """Against exact arithmetic: float64 attention (scores by matmul or einsum, the softmax's sum
+    in two orders) is within the bound; float32 is not, so the bound is not vacuous."""
+    rng = np.random.default_rng(1)
+    x, Wq, Wk, Wv = rng.normal(size=(1, 5, 3)), rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=(3, 2))
+    exact = _exact_attention(x[0], Wq, Wk, Wv, causal)[None]
+    visible = np.tril(np.ones((5, 5), dtype=bool)) if causal else np.ones((5, 5), dtype=bool)
+
+    def run(dtype, einsum):
+        q, k, v = (x.astype(dtype) @ W.astype(dtype) for W in (Wq, Wk, Wv))
+        e = np.einsum("ntk,nsk->nts", q, k) if einsum else q @ k.transpose(0, 2, 1)
+        e = np.where(visible, e / np.sqrt(dtype(4)), -np.inf)
+        w = np.exp(e - e.max(axis=2, keepdims=True))
+        total = w[..., ::-1].sum(axis=2, keepdims=True) if einsum else w.sum(axis=2, keepdims=True)
+        return ((w / total) @ v).astype(float)
+
+    bound = dot_attention_bound(x, Wq, Wk, Wv, causal)
+    assert 0 < bound.max() < 1e-12
+    for einsum in (False, True):
+        assert np.all(np.abs(run(np.float64, einsum) - exact) <= bound)
+    assert np.any(np.abs(run(np.float32, False) - exact) > bound)
 
 
 def test_norm_rel_error_compares_whole_arrays():

@@ -55,6 +55,32 @@ def test_stubs_get_zero_and_every_topic_is_not_implemented(tmp_path):
     assert "fill in the TODOs in assignments/rnn_prehistory/bptt.py" in proc.stdout
 
 
+def test_a_topic_with_some_functions_written_is_graded_and_names_the_rest(tmp_path):
+    """Three of causality's five functions written, one public test calling all of them: the
+    topic is graded (not "nothing implemented") and its message names the two still stubbed."""
+    import ast
+    import shutil
+
+    from helpers import SOLUTIONS
+    sub = tmp_path / "sub"
+    shutil.copytree(STUBS, sub, ignore=shutil.ignore_patterns("tests", "__pycache__"))
+    solution = (SOLUTIONS / "causality.py").read_text()
+    written = {"birnn_forward", "self_attention", "dependency_matrix"}
+    defs = [ast.get_source_segment(solution, node) for node in ast.parse(solution).body
+            if isinstance(node, ast.FunctionDef) and node.name in written]
+    with (sub / "causality.py").open("a") as fh:          # a later def replaces the stub's
+        fh.write("\n\n" + "\n\n\n".join(defs) + "\n")
+    proc, score = grade(sub, tmp_path / "out", "--topic", "causality", "--suite", "public")   # make grade's view
+    topic = score["topics"][0]
+    assert topic["status"] == "graded", topic
+    # The module's own unfinished functions first, then another module's its tests met (bptt is a stub here).
+    assert topic["message"] == ("still raising NotImplementedError: causality.is_causal, "
+                                "causality.next_token_readout_error, bptt.rnn_forward"), topic["message"]
+    proc, score = grade(sub, tmp_path / "out", "--topic", "causality")
+    assert score["topics"][0]["status"] == "graded" and score["topics"][0]["earned"] > 0, \
+        "the hidden tests of the written functions earn their points"
+
+
 def test_reports_agree_with_score_json(reference_score, tmp_path):
     # A partly broken submission, so that failures appear in every format.
     sub = make_submission(tmp_path / "sub", replace={"bptt.py": [("da = dnext_h * (1 - next_h**2)", "da = dnext_h")]})

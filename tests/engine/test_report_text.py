@@ -106,3 +106,12 @@ def test_markdown_outputs_make_no_link_mention_or_bidi_override():
         assert not BIDI.search(text), ascii(text)
     for text in (terminal.table(result), junit.render(result), csv_cell(GITHUB_BAIT)):
         assert not BIDI.search(text), ascii(text)
+
+
+def test_markdown_shows_comparisons_and_ampersands_as_written():
+    """score.md is read as text too (an editor, a terminal): `>=` and a lone `&` stay as they
+    are; `<` and an `&` that would start a character reference are escaped, so no tag starts."""
+    from autograder.reports.text import markdown
+    assert markdown("keep |g| >= 1e-3 & clip") == r"keep \|g\| >= 1e-3 & clip"
+    shown = markdown("<script>alert(1)</script> &lt; &#60;")
+    assert "<" not in shown and "&lt;" in shown and "&amp;lt;" in shown

@@ -23,6 +23,8 @@ EXPECTED_NEXT_H = np.tanh(np.array([[0.0, 0.3, 0.3], [0.3, 0.3, 0.0]]))
 def test_rnn_step_forward_fixed_vector(bptt):
     next_h, _cache = bptt.rnn_step_forward(X, PREV_H, WX, WH, B)
     assert np.asarray(next_h).shape == (2, 3), _("next_h must have shape (N, H)")
+    # Any summation order is within a few ulps (~1e-16) of tanh of the exact pre-activation; allclose's
+    # rtol 1e-5 with atol 1e-12 is far above that (a missing term is off by 0.1).
     assert np.allclose(next_h, EXPECTED_NEXT_H, atol=1e-12), _("next_h = tanh(x Wx + prev_h Wh + b)")
 
 
@@ -48,6 +50,8 @@ def test_rnn_step_backward_small_gradient_check(bptt):
         bp[j] += eps
         bm[j] -= eps
         num_db[j] = np.sum(dnext * (np.tanh(X @ WX + PREV_H @ WH + bp) - np.tanh(X @ WX + PREV_H @ WH + bm))) / (2 * eps)
+    # Central differences: truncation eps^2/6 times the third derivative ~ 1e-13, roundoff
+    # ~1e-16 * sum |dnext| / eps ~ 3e-10, below rtol 1e-6 |db| + atol 1e-9 (a missing tanh' is off by 0.1).
     assert np.allclose(db, num_db, rtol=1e-6, atol=1e-9), _("db = sum over the batch of dnext_h * (1 - next_h**2)")
     assert np.asarray(dx).shape == (2, 2) and np.asarray(dprev_h).shape == (2, 3)
     assert np.asarray(dWx).shape == (2, 3) and np.asarray(dWh).shape == (3, 3)
@@ -66,6 +70,7 @@ def test_numerical_gradient_of_a_cubic(bptt):
     # d/dx [sum(w x^3) + sum(x A)] = 3 w x^2 + A.sum(axis=1)
     expected = 3 * np.array([[1.0, -2.0]]) * x**2 + np.array([[0.5, 1.5]])
     grad = bptt.numerical_gradient(f, x.copy())
+    # truncation h^2 |w| ~ 1e-12 at h = 1e-6, roundoff ~1e-16 |f| / h ~ 1e-10: far below rtol 1e-6, atol 1e-8
     assert np.allclose(grad, expected, rtol=1e-6, atol=1e-8), _("central differences (f(x+h) - f(x-h)) / 2h")
 
 
@@ -101,6 +106,8 @@ def _check_gradients(grads, expected, what):
         want = np.array(expected[name])
         assert np.asarray(got).shape == want.shape, _("{what}: {name} must have shape {shape}").format(
             what=what, name=name, shape=want.shape)
+        # The expected values carry 5e-13 of their 12 decimals, any summation order ~1e-15 more:
+        # rtol 1e-8 and atol 1e-10 are far above both (truncating or not is off by 0.1).
         assert np.allclose(got, want, rtol=1e-8, atol=1e-10), _(
             "{what}: {name} differs from the gradient of L = sum(R * h) on two fixed sequences of 3 steps").format(
             what=what, name=name)

@@ -1,8 +1,10 @@
 """Sequence maps f(x) -> y, x (T, D), y (T, K), for `causality.dependency_matrix`.
 
-The tests pass these to your dependency_matrix, so they are plain-data dataclasses
-(registered for the worker, which rebuilds them from their fields). Each knows its own
-exact Jacobian, so a test can compare what you measured with the truth.
+Not registered helpers: the grader never sends one to the worker. A test that passes one to
+student code lends it (autograder.isolation.callbacks), so the student's dependency_matrix
+holds only what its docstring promises, a callable f(x) -> y, and never the map's fields or
+its exact Jacobian, which the tests compute here, in the grader, to compare with what was
+measured.
 
     LookaheadMap(A, B, lag=2, start=1)    y_t = tanh(x_t A) + tanh(x_{t+lag} B)  for t >= start
                                           (and t + lag < T); y_t = tanh(x_t A) otherwise
@@ -18,10 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.isolation.registry import register
 
-
-@register
 @dataclass
 class LookaheadMap:
     A: np.ndarray           # (D, K)

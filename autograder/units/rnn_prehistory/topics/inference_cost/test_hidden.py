@@ -9,12 +9,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.authoring.checks import CheckFailed, MutationCheck, expect_array, expect_close, expect_tuple
+from autograder.authoring.checks import (
+    CheckFailed,
+    MutationCheck,
+    expect_array,
+    expect_close,
+    expect_tuple,
+    product_scale,
+)
 from autograder.i18n import _
 from autograder.units.rnn_prehistory.oracles import DoubledCacheStep
 
 LENGTHS = (16, 64, 256, 1024)        # the T of the memory measurement
 FLOAT_BYTES = 8
+# Student against the equations here, both correct, in any summation order (bounds in
+# test_oracle.py): a state h_t is within ~5e-12 absolute of another computation's on these sizes
+# (checks.tanh_recurrence_bound: |h| <= 1, so the error is absolute, not relative to a state near 0: scale 1);
+# a key or value within 2 gamma_D |x||W| (product_scale), an output y_t within ~1e-13 of the
+# largest |v| it averages. The tolerances (1e-9 for what goes through exp or tanh, 1e-12 for a
+# plain product) are above those bounds; the mutants miss by 1e-3 and more.
+
+
+def value_scale(x, Wv):
+    """max_{s <= t} |x_s Wv|: bounds the terms of y_t, a weighted average of the values 0..t."""
+    return np.maximum.accumulate(np.abs(x @ Wv), axis=1)
 
 
 def causal_attention_from_scratch(x, Wq, Wk, Wv):
@@ -44,7 +62,7 @@ def test_rnn_decode_matches_the_recurrence(inference_cost, rng):
         Wx, Wh, b = rnn_weights(rng, D, H)
         what = f"rnn_decode_step (N={N}, D={D}, H={H})"
         h1 = expect_array(inference_cost.rnn_decode_step(x[:, 0], h0, Wx, Wh, b), (N, H), what)
-        expect_close(h1, np.tanh(x[:, 0] @ Wx + h0 @ Wh + b), what, tol=1e-9,
+        expect_close(h1, np.tanh(x[:, 0] @ Wx + h0 @ Wh + b), what, tol=1e-9, scale=1.0,
                      hint=_("h_t = tanh(x_t Wx + h_{t-1} Wh + b)"))
         what = f"rnn_decode (N={N}, T={T}, D={D}, H={H})"
         h, _held = expect_tuple(inference_cost.rnn_decode(x, h0, Wx, Wh, b), 2, what)
@@ -52,7 +70,7 @@ def test_rnn_decode_matches_the_recurrence(inference_cost, rng):
         for t in range(T):
             state = np.tanh(x[:, t] @ Wx + state @ Wh + b)
             want[:, t] = state
-        expect_close(h, want, f"{what}: h", tol=1e-9,
+        expect_close(h, want, f"{what}: h", tol=1e-9, scale=1.0,
                      hint=_("carry the state from token to token: h[:, t] is the state after token t"))
 
 
@@ -64,13 +82,14 @@ def test_attention_decode_equals_causal_attention_recomputed_every_step(inferenc
         y, cache, _held = expect_tuple(inference_cost.attention_decode(x, *weights), 3, what)
         expect_array(y, (N, T, Dv), f"{what}: y")
         expect_close(y, causal_attention_from_scratch(x, *weights), f"{what}: y", tol=1e-9,
+                     scale=value_scale(x, weights[2]),
                      hint=_("token t attends over the cached keys and values of tokens 0..t (its own pair "
                             "appended first), with scores q_t . k_s / sqrt(Dk)"))
         K, V = expect_tuple(cache, 2, f"{what}: cache")
-        expect_close(K, x @ weights[1], f"{what}: the cached keys", tol=1e-12,
+        expect_close(K, x @ weights[1], f"{what}: the cached keys", tol=1e-12, scale=product_scale(x, weights[1]),
                      hint=_("cache the keys k_t = x_t Wk: a query is used once, by its own token, and is never "
                             "cached"))
-        expect_close(V, x @ weights[2], f"{what}: the cached values", tol=1e-12)
+        expect_close(V, x @ weights[2], f"{what}: the cached values", tol=1e-12, scale=product_scale(x, weights[2]))
 
 
 def test_the_cache_is_extended_not_rebuilt(inference_cost, rng):
@@ -88,26 +107,43 @@ def test_the_cache_is_extended_not_rebuilt(inference_cost, rng):
         raise CheckFailed(_("{what}: the first {t} keys and values of the returned cache must be the ones you were "
                             "given, unchanged: append this token's pair, do not recompute the others").format(
             what=what, t=t))
-    expect_close(K[:, t], x_t @ Wk, f"{what}: the appended key", tol=1e-12,
+    expect_close(K[:, t], x_t @ Wk, f"{what}: the appended key", tol=1e-12, scale=product_scale(x_t, Wk),
                  hint=_("append k_t = x_t Wk (the key, not the query)"))
-    expect_close(V[:, t], x_t @ Wv, f"{what}: the appended value", tol=1e-12)
+    expect_close(V[:, t], x_t @ Wv, f"{what}: the appended value", tol=1e-12, scale=product_scale(x_t, Wv))
     want_K = np.concatenate([old_K, (x_t @ Wk)[:, None]], axis=1)
     want_V = np.concatenate([old_V, (x_t @ Wv)[:, None]], axis=1)
     e = np.einsum("nk,ntk->nt", x_t @ Wq, want_K) / np.sqrt(Dk)
     w = np.exp(e - e.max(axis=1, keepdims=True))
     expect_close(y_t, np.einsum("nt,ntv->nv", w / w.sum(axis=1, keepdims=True), want_V), f"{what}: y_t", tol=1e-9,
+                 scale=np.abs(want_V).max(axis=1),
                  hint=_("attend over every cached key and value, this token's included"))
 
     x = rng.normal(size=(N, 6, D))
     step = {"inference_cost.attention_decode_step": DoubledCacheStep()}    # a correct step, its cache doubled
     replies = inference_cost.attention_decode.patched(step)(x, Wq, Wk, Wv)
     y = expect_array(expect_tuple(replies, 3, "attention_decode")[0], (N, 6, Dv), "attention_decode: y")
+    # y's rounding is ~1e-14 absolute here (O(1) values): atol 1e-12 is above it, a rebuilt cache is off by O(1)
     if not np.allclose(y, causal_attention_from_scratch(x, Wq, Wk, Wv), rtol=1e-9, atol=1e-12):
         raise CheckFailed(_("attention_decode: with a correct attention_decode_step in place of yours, the outputs "
                             "are not causal attention: some step was not handed the cache the previous step "
                             "returned (rebuilt from the inputs?). Recomputing the keys and values of the whole "
                             "prefix at every token is the work a cache exists to save: pass each step's cache on "
                             "to the next step as it is"))
+    # And with your own step: a loop that passes the cache on only when its step is not its own
+    # gains nothing. The worker watches what your attention_decode_step is handed (the arrays
+    # the previous step returned, not equal numbers: a rebuilt cache has those too).
+    T = x.shape[1]
+    expect_tuple(inference_cost.attention_decode.followed("attention_decode_step", 1, 1)(x, Wq, Wk, Wv), 3,
+                 "attention_decode")
+    handed = inference_cost.last_notes.get("followed", [])
+    if len(handed) != T:
+        raise CheckFailed(_("attention_decode called your attention_decode_step {n} times for {T} tokens; call it "
+                            "once per token, through its module-level name").format(n=len(handed), T=T))
+    if not all(handed[1:]):
+        t = 1 + [bool(h) for h in handed[1:]].index(False)
+        raise CheckFailed(_("attention_decode: the step of token {t} was not handed the cache the step of token "
+                            "{previous} returned (rebuilt from the inputs, or copied?). Pass each step's cache on "
+                            "to the next step as it is").format(t=t, previous=t - 1))
 
 def test_held_bytes_constant_for_the_rnn_and_linear_for_the_cache(inference_cost, rng, report_extras):
     N, D, H, Dk, Dv = 1, 8, 16, 8, 8
@@ -125,13 +161,19 @@ def test_held_bytes_constant_for_the_rnn_and_linear_for_the_cache(inference_cost
         cache_sizes.append(np.asarray(K).nbytes + np.asarray(V).nbytes)
     report_extras["inference_cost"] = {"T": list(LENGTHS), "rnn_bytes": rnn_held, "cache_bytes": cache_held,
                                        "bytes_per_cached_token": N * (Dk + Dv) * FLOAT_BYTES}
-    rnn_slope = np.polyfit(LENGTHS, rnn_held, 1)[0]
-    cache_slope, _intercept = np.polyfit(LENGTHS, cache_held, 1)
-    if abs(rnn_slope) > 1e-9:
+    # Byte counts are integers: the growth per token is judged exactly, as a ratio of integer
+    # differences (a least-squares slope rounds differently on each BLAS kernel).
+    def growth(held):
+        """Bytes per token between each two consecutive lengths."""
+        return [(b - a) / (t1 - t0) for (t0, a), (t1, b) in zip(zip(LENGTHS, held), zip(LENGTHS[1:], held[1:]))]
+
+    rnn_slope = next((step for step in growth(rnn_held) if step != 0), 0)
+    if rnn_slope:
         raise CheckFailed(_("rnn_decode: the state grows with T ({slope} bytes per token); an RNN carries one "
                             "fixed-size state whatever T is").format(slope=f"{rnn_slope:.3g}"))
     want = N * (Dk + Dv) * FLOAT_BYTES
-    if abs(cache_slope - want) > 1e-6 * want:
+    cache_slope = next((step for step in growth(cache_held) if step != want), want)
+    if cache_slope != want:
         raise CheckFailed(_("attention_decode: the cache grows by {slope} bytes per token; one token adds one key "
                             "(Dk floats) and one value (Dv floats) per sequence: {want} bytes").format(
             slope=f"{cache_slope:.4g}", want=want))

@@ -1,0 +1,86 @@
+"""Ctrl-C: one line, exit status 130, nothing left in the temporary folder, no report that
+looks like the interrupted grading's own; batch writes no class file of part of a class and
+a rerun resumes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from helpers import ENGLISH, REPO, SOLUTIONS
+
+
+def interrupted(args, tmp, after_s: float, ready=None) -> subprocess.CompletedProcess:
+    """`python -m autograder ARGS`, with SIGINT sent to its whole process group (what a
+    terminal's Ctrl-C does) `after_s` seconds after `ready()` first holds (at once without)."""
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", *map(str, args)], cwd=REPO, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            env={**os.environ, **ENGLISH, "TMPDIR": str(tmp)})
+    deadline = time.monotonic() + 120
+    while ready is not None and not ready() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    time.sleep(after_s)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def left_in(tmp) -> list[str]:
+    """What the grading left in its temporary folder, after its workers had a moment to end."""
+    for _ in range(100):
+        left = sorted(p.name for p in tmp.iterdir())
+        if not left:
+            break
+        time.sleep(0.05)
+    return left
+
+
+@pytest.mark.parametrize("after_s", [0.0, 0.3, 0.6, 1.0])   # after the grading's first temporary folder
+def test_ctrl_c_during_a_grading_says_one_line_and_leaves_nothing(tmp_path, after_s):
+    tmp, out = tmp_path / "tmp", tmp_path / "out"
+    tmp.mkdir()
+    out.mkdir()
+    (out / "score.json").write_text('{"earned": 114}')         # an earlier grading's
+    proc = interrupted(["grade", SOLUTIONS, "--out", out], tmp, after_s, ready=lambda: any(tmp.iterdir()))
+    assert proc.returncode == 130, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    assert proc.stderr.splitlines() == ["autograder: interrupted; nothing was graded (run the same command again)"], \
+        proc.stderr[-3000:]
+    assert not (out / "score.json").exists(), "an earlier report would look like this grading's"
+    assert left_in(tmp) == []
+
+
+def test_ctrl_c_during_a_batch_writes_no_partial_class_file_and_a_rerun_resumes(tmp_path):
+    tmp, root, out = tmp_path / "tmp", tmp_path / "class", tmp_path / "out"
+    tmp.mkdir()
+    for name in ("ada", "bo", "cy"):
+        shutil.copytree(SOLUTIONS, root / name)
+    out.mkdir()
+    (out / "class.csv").write_text("submission,earned\nold,1\n")        # an earlier run's
+
+    def first_graded():
+        return any((out / "students").glob("*/score.json")) if (out / "students").is_dir() else False
+
+    proc = interrupted(["batch", root, "--out", out, "--jobs", "1"], tmp, 0.0, ready=first_graded)
+    assert proc.returncode == 130, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("autograder: interrupted after ") \
+        and "Run the same command again to resume" in lines[0], proc.stderr[-3000:]
+    assert not list(out.glob("class*")), "no class file of part of the class, and no stale one"
+    assert left_in(tmp) == []
+    graded_before = {p.parent.name for p in (out / "students").glob("*/score.json")}
+    assert graded_before and len(graded_before) < 3
+    proc = subprocess.run([sys.executable, "-m", "autograder", "batch", str(root), "--out", str(out), "--jobs", "2"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, **ENGLISH})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = list(csv.DictReader((out / "class.csv").open()))
+    assert sorted(r["submission"] for r in rows) == ["ada", "bo", "cy"]
+    assert {(r["earned"], r["status"]) for r in rows} == {("114.0", "graded")}, rows
+    assert {json.loads((out / "students" / n / "score.json").read_text())["earned"] for n in graded_before} == {114}
