@@ -94,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--out", type=Path, required=True, help="where the merged class.csv, report and folders go")
     m.add_argument("--assignment", default=None, metavar="NAME|PATH",
                    help="the unit the shards graded (default: the only one installed)")
+    m.add_argument("--lang", choices=["en", "zh"], default=None,
+                   help="language of the class report (default: from the locale)")
 
     x = sub.add_parser("export", help="a class's grades as Canvas and Moodle import files and a plain CSV")
     x.add_argument("folder", type=Path, nargs="?", default=None, metavar="DIR",
@@ -102,8 +104,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="export nbgrader's gradebook.db instead (with --nbgrader-assignment)")
     x.add_argument("--nbgrader-assignment", default=None, metavar="NAME", help="the nbgrader assignment to export")
     x.add_argument("--roster", type=Path, action="append", metavar="FILE|ROOT",
-                   help="who each submission is (repeatable): Gradescope's submission_metadata.yml/.json, the "
-                        "class folder of Gradescope uploads, a GitHub Classroom roster CSV, or a CSV with a folder "
+                   help="who each submission is (repeatable): Gradescope's submission_metadata.yml/.json, a "
+                        "class folder of Gradescope runs (submission/ beside submission_metadata.json), a GitHub Classroom roster CSV, or a CSV with a folder "
                         "column and student_id, name, email, sis_user_id, sis_login_id, canvas_id, section")
     x.add_argument("--submissions", type=Path, default=None, metavar="ROOT",
                    help="the class folder graded: its entries' times decide which of a student's submissions is "

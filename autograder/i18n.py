@@ -21,6 +21,7 @@ English is the source language: it needs no catalogue.
 from __future__ import annotations
 
 import ast
+import contextlib
 import gettext
 import io
 import os
@@ -174,6 +175,23 @@ class _Chain(gettext.NullTranslations):
             if translated != message:
                 return translated
         return message
+
+
+@contextlib.contextmanager
+def speaking(language: str | None):
+    """`language` (None: the locale's) as the language of `_` inside the block, the one
+    before it after (a batch coordinator writes the class report in the run's language)."""
+    before = _active, _language
+    activate(language)
+    try:
+        yield
+    finally:
+        _restore(*before)
+
+
+def _restore(active: gettext.NullTranslations, language: str) -> None:
+    global _active, _language
+    _active, _language = active, language
 
 
 def current_language() -> str:

@@ -20,6 +20,7 @@ job takes the next submission. A job that dies costs only the submission it held
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -57,7 +58,7 @@ from autograder.pipeline import (
 from autograder.reports import class_report, similarity
 from autograder.reports.class_csv import write_class_csv
 from autograder.reports.class_report import student_folder
-from autograder.reports.text import csv_cell
+from autograder.reports.text import csv_cell, one_line
 from autograder.unit.load import load_unit
 from autograder.unit.model import UnitError
 from autograder.version import grader_version
@@ -155,34 +156,51 @@ class Job:
 
 
 class Progress:
-    """done/total, rate, failures and time left: one line redrawn on a terminal, a plain line
-    per submission in a CI log."""
+    """done/total, rate, failures and time left: one line redrawn on a terminal; in a CI log
+    (not a terminal), quiet: a line per tenth of the class and one per submission that could
+    not be graded, never a carriage return."""
 
-    def __init__(self, total: int, stream=None):
+    STEPS = 10          # lines a CI log gets for a whole class, failures aside
+
+    def __init__(self, total: int, stream=None, clock=time.monotonic):
         self.total, self.done, self.failed = total, 0, 0
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty()
-        self.started = time.monotonic()
+        self.clock = clock
+        self.started = clock()
         self._lock = threading.Lock()
 
     def tick(self, row: dict) -> None:
         with self._lock:
             self.done += 1
-            self.failed += row["status"] in ("grader_error", "timeout", "not_a_submission")
-            elapsed = max(time.monotonic() - self.started, 1e-9)
+            failed = row["status"] in ("grader_error", "timeout", "not_a_submission")
+            self.failed += failed
+            elapsed = max(self.clock() - self.started, 1e-9)
             rate = self.done / elapsed
             left = (self.total - self.done) / rate if rate > 0 else 0.0
-            summary = (f"{self.done}/{self.total} graded, {rate:.2f}/s, {self.failed} failed, "
-                       f"about {left:.0f} s left")
+            counted = f"{self.done}/{self.total}"
+            summary = f"{rate:.2f}/s, {self.failed} failed, about {_duration(left)} left"
             if self.tty:
-                self.stream.write(f"\r{summary}   ")
+                self.stream.write(f"\r{counted} graded, {summary}   ")
                 if self.done == self.total:
                     self.stream.write("\n")
             else:
-                score = f"{row['earned']}/{row['possible']}" if row.get("earned") != "" else "-"
-                self.stream.write(f"[{self.done}/{self.total}] {csv_cell(row['submission'])}: {row['status']} "
-                                  f"{score} ({summary})\n")
+                step = self.total / self.STEPS
+                milestone = self.done == self.total or int(self.done / step) > int((self.done - 1) / step)
+                if failed:
+                    self.stream.write(f"{csv_cell(row['submission'])}: {row['status']}: "
+                                      f"{one_line(str(row.get('detail', '')), 200)}\n")
+                if milestone or failed:
+                    self.stream.write(f"[{counted}] graded, {summary}\n")
             self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def run(args) -> int:
@@ -190,6 +208,7 @@ def run(args) -> int:
     if not (1 <= k <= n):
         print("autograder: --shard must be K/N with 1 <= K <= N", file=sys.stderr)
         return EXIT_GRADER
+    started = time.time()
     unit = load_unit(args.assignment)
     plan = read_plan(args.plan, unit) if args.plan else {}
     version = grader_version(unit.path)
@@ -240,11 +259,12 @@ def run(args) -> int:
             t.start()
         for t in threads:
             t.join()
-        # Before the scratch folder goes: an archive's files may still be there.
-        given = similarity.boilerplate(unit, submissions.PACKAGE_ROOT)
+        # What no job fingerprinted in this run (a submission not regraded, timed out, or whose
+        # job died), before the scratch folder goes: an archive's files may still be there.
         for i, entry in enumerate(mine):
-            if entry.status == "ok" and i in rows and entry.folder is not None:
-                similarity.write_fingerprints(student_folder(args.out, entry.name), entry.folder, unit.modules, given)
+            prints = student_folder(args.out, entry.name) / similarity.FILE
+            if entry.status == "ok" and i in rows and entry.folder is not None and not _newer(prints, started):
+                similarity.write_fingerprints(prints.parent, entry.folder, unit.modules, _given(unit))
     except KeyboardInterrupt:
         # Ctrl-C: no class file of part of the class (an earlier one would be stale: removed);
         # what was graded stays in the students' folders, where a rerun resumes from.
@@ -266,9 +286,16 @@ def run(args) -> int:
             shutil.rmtree(scratch, ignore_errors=True)
     if n == 1:                      # a shard's report would be a third of the class: `merge` writes it
         similar = similarity.write(args.out, args.out / class_report.STUDENTS, [r["submission"] for r in done])
-        class_report.write(args.out, unit, done, version, similar)
+        class_report.write(args.out, unit, done, version, similar, args.lang)
     print(f"{len(done)} submission(s) -> {args.out / name}")
     return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
+
+
+def _newer(path: Path, than: float) -> bool:
+    try:
+        return path.stat().st_mtime >= than
+    except OSError:
+        return False
 
 
 UNPACKED = "unpacked"       # an archive's module files, kept beside its reports
@@ -413,6 +440,16 @@ def job_main(config: dict) -> None:
         image.close()
 
 
+_GIVEN: dict[str, similarity.Given] = {}       # unit folder -> what its students were given
+
+
+def _given(unit) -> similarity.Given:
+    key = str(unit.path)
+    if key not in _GIVEN:
+        _GIVEN[key] = similarity.boilerplate(unit, submissions.PACKAGE_ROOT)
+    return _GIVEN[key]
+
+
 def grade_task(unit, options, task: dict, artefacts, image, spare: bool) -> dict:
     sub, out = Path(task["submission"]), Path(task["out"])
     if task.get("topics"):          # a plan's entry: topics, and tests of other topics
@@ -431,6 +468,10 @@ def grade_task(unit, options, task: dict, artefacts, image, spare: bool) -> dict
         return {"status": "grader_error", "detail": str(exc)}
     except Exception:  # noqa: BLE001 - the grader's fault; this submission's row says so
         return {"status": "grader_error", "detail": traceback.format_exc()[-300:]}
+    # Fingerprinted here, in parallel across jobs, rather than one by one by the coordinator
+    # (which does it for the submissions no job fingerprinted in this run).
+    with contextlib.suppress(OSError, ValueError):
+        similarity.write_fingerprints(out, sub, unit.modules, _given(unit))
     return {"status": "graded", "earned": result.earned, "possible": result.possible, "seed": result.seed,
             "topics": {t.id: {"earned": t.earned, "status": t.status} for t in result.topics}}
 

@@ -60,7 +60,8 @@ def from_class_csv(folder: Path, unit, submissions: Path | None) -> tuple[list[l
     for row in read_class_csv(path):
         name = row["submission"]
         g = lms.Grade(name, row.get("status", ""), _number(row.get("earned", "")), _number(row.get("possible", "")),
-                      {t: v for t, _p in topics if (v := _number(row.get(t, ""))) is not None})
+                      {t: v for t, _p in topics if (v := _number(row.get(t, ""))) is not None},
+                      tampered=row.get("tampered", ""))
         # The entry's time in the class folder (the folder, or its archive): when it was received.
         entry = received.get(name) or next((p for n, p in received.items() if n.startswith(name + ".")), None)
         if entry is not None and not entry.is_symlink():
@@ -160,8 +161,8 @@ def run(args) -> int:
         if args.folder is None:
             raise GraderError("give the batch/merge output folder, or --gradebook gradebook.db")
         if not rosters:
-            raise GraderError("give --roster: Gradescope's submission metadata, the class folder of Gradescope "
-                              "uploads, a GitHub Classroom roster CSV, or a CSV mapping folder names to student ids")
+            raise GraderError("give --roster: Gradescope's submission metadata, a class folder of Gradescope "
+                              "runs, a GitHub Classroom roster CSV, or a CSV mapping folder names to student ids")
         unit = load_unit(args.assignment)
         grades, topics = from_class_csv(args.folder, unit, Path(args.submissions) if args.submissions else None)
         roster = merged(rosters)
@@ -170,11 +171,12 @@ def run(args) -> int:
     ex = assemble(grades, roster, deadline)
     ex.title, ex.topics, ex.possible = title, topics, possible
     ex.canvas_assignment, ex.per_topic = args.canvas_assignment or "", args.per_topic
+    late_known = any(g.late is not None for g in ex.grades)
     if deadline is not None:
-        ex.notes.append(f"Late: submitted after {deadline.isoformat()}"
-                        + (" (nbgrader's due date and extensions where the gradebook has them)." if args.gradebook
-                           else "."))
-    files = lms.write(out, ex, args.moodle_id, deadline is not None)
+        ex.notes.append(f"Late: submitted after {deadline.isoformat()}.")
+    elif late_known:
+        ex.notes.append("Late: submitted after the gradebook's due date (nbgrader's rule, extensions counted).")
+    files = lms.write(out, ex, args.moodle_id, deadline is not None or late_known)
     graded = sum(g.graded for g in ex.grades)
     print(f"{graded} of {len(ex.grades)} student(s) graded, {len(ex.unmatched)} submission(s) unclaimed -> "
           + ", ".join(str(f) for f in files))

@@ -76,6 +76,6 @@ def run(args) -> int:
     version = versions.pop() if versions else ""
     name = write_class_csv(out, unit, rows, 1, 1, version)
     similar = similarity.write(out, out / class_report.STUDENTS, [r["submission"] for r in rows])
-    class_report.write(out, unit, rows, version, similar)
+    class_report.write(out, unit, rows, version, similar, getattr(args, "lang", None))
     print(f"{len(rows)} submission(s) from {len(shards)} shard(s) -> {out / name}")
     return 0

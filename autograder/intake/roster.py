@@ -5,9 +5,11 @@ A roster is one of:
 - Gradescope's "Export Submissions" metadata (`submission_metadata.yml` or `.json`):
   `{folder: {":submitters": [{":name", ":email", ":sid"}], ":created_at"}}`, keyed by the
   submission folders of the export;
-- a class folder (the ROOT given to `batch`) whose entries each hold the Gradescope
-  `submission_metadata.json` of one upload (`{"users": [{"name", "email", "sid"}], "created_at"}`,
-  https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/);
+- a class folder (the ROOT given to `batch`) of Gradescope runs: each entry holds the
+  student's upload in `submission/` and, beside it, Gradescope's `submission_metadata.json`
+  (`{"users": [{"name", "email", "sid"}], "created_at"}`,
+  https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/); a file of
+  that name inside the upload is the student's and is never read;
 - a GitHub Classroom roster CSV (`identifier,github_username,github_id,name`): a clone is
   `<assignment>-<github_username>`, a "Download ZIP" of it `<...>-main`;
 - an instructor's CSV with a `folder` column (the entry's name in the class folder) and the
@@ -34,6 +36,7 @@ from pathlib import Path
 
 import yaml
 
+from autograder.intake.files import read_regular
 from autograder.intake.submissions import ARCHIVES
 
 BRANCH_SUFFIX = re.compile(r"-(main|master)$", re.IGNORECASE)
@@ -153,12 +156,15 @@ def _from_class_folder(root: Path) -> Roster:
     roster = Roster([])
     by_key: dict[str, Student] = {}
     for entry in sorted(root.iterdir()):
-        found = [p for p in (entry / METADATA, *entry.glob(f"*/{METADATA}")) if p.is_file() and not p.is_symlink()]
-        if not entry.is_dir() or entry.is_symlink() or not found:
+        # Gradescope's layout: the metadata beside `submission/`, the student's upload. A file
+        # of that name anywhere else (inside the upload) is the student's, and never read: it
+        # would let one student claim another's identity.
+        if entry.is_symlink() or not entry.is_dir() or not (entry / "submission").is_dir():
             continue
+        data = read_regular(entry / METADATA)
         try:
-            meta = json.loads(found[0].read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            meta = json.loads(data) if data is not None else {}
+        except ValueError:
             continue
         users = meta.get("users") or []
         if len(users) != 1:

@@ -19,6 +19,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import i18n
+from autograder.i18n import _
 from autograder.reports.files import atomic_write
 from autograder.reports.similarity import excerpt
 from autograder.reports.text import csv_cell, markdown, one_line, plain
@@ -138,8 +140,9 @@ def in_class_order(rows: list[dict]) -> list[dict]:
 def _stats(values: list[float]) -> str:
     if not values:
         return "—"
-    return (f"mean {statistics.fmean(values):.1f}, median {statistics.median(values):.1f}, "
-            f"min {min(values):.1f}, max {max(values):.1f}")
+    return _("mean {mean}, median {median}, min {low}, max {high}").format(
+        mean=f"{statistics.fmean(values):.1f}", median=f"{statistics.median(values):.1f}", low=f"{min(values):.1f}",
+        high=f"{max(values):.1f}")
 
 
 def _bar(counts: list[int]) -> str:
@@ -166,55 +169,61 @@ def sections(s: ClassSummary) -> list[Section]:
     topics = [[t.id, f"{t.possible:g}", str(len(t.scores)), str(sum(v >= t.possible for v in t.scores)),
                str(sum(v == 0 for v in t.scores)), _stats(t.scores), _bar(t.histogram())] for t in s.topics]
     return [
-        Section("Score distribution per topic",
-                ["topic", "points", "graded", "full marks", "zero", "statistics", "0 → full (tenths)"], topics,
-                "No topic.", numeric=frozenset({1, 2, 3, 4}), code=frozenset({6})),
-        Section("Most frequent failing tests", ["test", "students"], [[k, str(n)] for k, n in s.failing],
-                "No test failed.", numeric=frozenset({1}), wrap=frozenset({0})),
-        Section("Misconceptions named across the class", ["topic", "misconception", "students"],
-                [[t, w, str(n)] for t, w, n in s.misconceptions], "None named.",
-                intro="What the failing tests told students was wrong (a diagnosis, or the misconception hint of a "
-                      "wrong value), counted once per student; the commonest few of each topic.",
+        Section(_("Score distribution per topic"),
+                [_("topic"), _("points"), _("graded"), _("full marks"), _("zero"), _("statistics"),
+                 _("0 → full (tenths)")], topics, _("No topic."), numeric=frozenset({1, 2, 3, 4}), code=frozenset({6})),
+        Section(_("Most frequent failing tests"), [_("test"), _("students")], [[k, str(n)] for k, n in s.failing],
+                _("No test failed."), numeric=frozenset({1}), wrap=frozenset({0})),
+        Section(_("Misconceptions named across the class"), [_("topic"), _("misconception"), _("students")],
+                [[t, w, str(n)] for t, w, n in s.misconceptions], _("None named."),
+                intro=_("What the failing tests told students was wrong (a diagnosis, or the misconception hint of a "
+                        "wrong value), counted once per student; the commonest few of each topic."),
                 numeric=frozenset({2}), wrap=frozenset({1})),
-        Section("Submissions that were not graded", ["submission", "status", "detail"],
-                [list(row) for row in s.not_graded], "Every submission was graded.", wrap=frozenset({2})),
-        Section("Topics lost to an error, a timeout or a crash", ["submission", "topic", "status", "message"],
-                [list(row) for row in s.lost], "None: every graded topic ran to its tests' end.",
-                intro="Graded submissions whose topic scored nothing for a reason other than its answers (a syntax "
-                      "or import error, a hang, a crash): worth a look before the grades go out.",
+        Section(_("Submissions that were not graded"), [_("submission"), _("status"), _("detail")],
+                [list(row) for row in s.not_graded], _("Every submission was graded."), wrap=frozenset({2})),
+        Section(_("Topics lost to an error, a timeout or a crash"),
+                [_("submission"), _("topic"), _("status"), _("message")],
+                [list(row) for row in s.lost], _("None: every graded topic ran to its tests' end."),
+                intro=_("Graded submissions whose topic scored nothing for a reason other than its answers (a syntax "
+                        "or import error, a hang, a crash): worth a look before the grades go out."),
                 wrap=frozenset({3})),
-        Section("Tampered submissions", ["submission", "protected files changed"], [list(row) for row in s.tampered],
-                "None: no protected file differs from the release (checked where a submission holds the "
-                "repository).", wrap=frozenset({1})),
-        Section("Similar submissions", ["submission", "submission", "alike", "shared fingerprints", "regions"],
+        Section(_("Tampered submissions"), [_("submission"), _("protected files changed")],
+                [list(row) for row in s.tampered],
+                _("None: no protected file differs from the release (checked where a submission holds the "
+                  "repository)."), wrap=frozenset({1})),
+        Section(_("Similar submissions"),
+                [_("submission"), _("submission"), _("alike"), _("shared fingerprints"), _("regions")],
                 [[a, b, alike, str(n), where] for a, b, alike, n, where in _similar_rows(s)],
-                "No pair of submissions is unusually alike.",
-                intro="Pairs whose own code (the stub and the code most of the class writes alike left out; names, "
-                      "numbers, strings and layout ignored) is byte-identical, or shares at least 75 % of the "
-                      "smaller one's fingerprints in 3 places or more, or 40 fingerprints in all. A lead to read, "
-                      "not a verdict: the matching lines are below the table (class.html) and in similarity.csv.",
+                _("No pair of submissions is unusually alike."),
+                intro=_("Pairs whose own code (the stub and the code most of the class writes alike left out; names, "
+                        "numbers, strings and layout ignored) is byte-identical, or shares at least 75 % of the "
+                        "smaller one's fingerprints in 3 places or more, or 40 fingerprints in all. A lead to read, "
+                        "not a verdict: the matching lines are below the table (class.html) and in similarity.csv."),
                 numeric=frozenset({3}), wrap=frozenset({0, 1, 4})),
     ]
 
 
 def _similar_rows(s: ClassSummary) -> list[tuple[str, str, str, int, str]]:
-    return [(p.a, p.b, "identical" if p.identical else f"{100 * p.score:.0f} %", p.shared,
+    return [(p.a, p.b, _("identical") if p.identical else f"{100 * p.score:.0f} %", p.shared,
              "; ".join(f"{r.module_a}.py {r.lines_a[0]}–{r.lines_a[1]} ~ {r.module_b}.py {r.lines_b[0]}–{r.lines_b[1]}"
                        for r in p.regions[:SHOWN_REGIONS]) + (" …" if len(p.regions) > SHOWN_REGIONS else ""))
             for p in s.similar[:SHOWN_PAIRS]]
 
 
 def _summary_lines(s: ClassSummary) -> list[str]:
-    return [f"{s.submissions} submission(s): {len(s.totals)} graded, {len(s.not_graded)} not graded, "
-            f"{len({name for name, *_ in s.lost})} with a topic lost to an error, a timeout or a crash, "
-            f"{len(s.tampered)} tampered, {len(s.similar)} pair(s) unusually alike. Grader {s.grader_version}.",
-            f"Total (percent): {_stats(s.totals)}."]
+    return [_("{submissions} submission(s): {graded} graded, {not_graded} not graded, {lost} with a topic lost to "
+              "an error, a timeout or a crash, {tampered} tampered, {similar} pair(s) unusually alike. "
+              "Grader {version}.").format(
+                submissions=s.submissions, graded=len(s.totals), not_graded=len(s.not_graded),
+                lost=len({name for name, *_rest in s.lost}), tampered=len(s.tampered), similar=len(s.similar),
+                version=s.grader_version),
+            _("Total (percent): {stats}.").format(stats=_stats(s.totals))]
 
 
 def render_md(s: ClassSummary) -> str:
-    lines = [f"# Class report: {markdown(s.assignment)}", ""]
+    lines = ["# " + _("Class report: {assignment}").format(assignment=markdown(s.assignment)), ""]
     lines += [line for text in _summary_lines(s) for line in (markdown(text), "")]
-    lines += ["![score distribution per topic](class.png)", ""]
+    lines += [f"![{_('score distribution per topic')}](class.png)", ""]
     for sec in sections(s):
         lines += [f"## {sec.heading}", ""] + ([sec.intro, ""] if sec.intro else [])
         if not sec.rows:
@@ -232,9 +241,11 @@ def render_md(s: ClassSummary) -> str:
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
          "table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{border:1px solid #ccc;padding:.3rem .6rem;"
          "text-align:left;vertical-align:top}td.n{text-align:right}th{background:#f3f3f3}"
-         "td.w{overflow-wrap:anywhere}img{max-width:100%}code{font-size:1.1em}"
+         "th,td{word-break:keep-all}td.w{overflow-wrap:anywhere;word-break:normal}"
+         "img{max-width:100%}code{font-size:1.1em}"
          ".pair{display:grid;grid-template-columns:1fr 1fr;gap:.8rem}figure{margin:.4rem 0;min-width:0}"
-         "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:.4rem;margin:0}")
+         "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:.4rem;margin:0}"
+         "summary,figcaption{overflow-wrap:anywhere}")
 
 
 def _cell(sec: Section, column: int, text: str) -> str:
@@ -247,11 +258,12 @@ def _cell(sec: Section, column: int, text: str) -> str:
 
 
 def render_html(s: ClassSummary) -> str:
-    title = html.escape(f"Class report: {s.assignment}")
-    parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
+    title = html.escape(_("Class report: {assignment}").format(assignment=s.assignment))
+    lang = "zh-CN" if i18n.current_language() == "zh" else "en"
+    parts = [f"<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><title>{title}</title>"
              f"<style>{STYLE}</style></head><body>", f"<h1>{title}</h1>"]
     parts += [f"<p>{html.escape(text)}</p>" for text in _summary_lines(s)]
-    parts.append("<img src=\"class.png\" alt=\"score distribution per topic\">")
+    parts.append(f"<img src=\"class.png\" alt=\"{html.escape(_('score distribution per topic'))}\">")
     for sec in sections(s):
         parts.append(f"<h2>{html.escape(sec.heading)}</h2>")
         if sec.intro:
@@ -277,8 +289,9 @@ def _side_by_side(s: ClassSummary) -> list[str]:
             left = excerpt(s.prints.get(p.a, {}), r.module_a, r.lines_a)
             right = excerpt(s.prints.get(p.b, {}), r.module_b, r.lines_b)
             parts.append("<div class=\"pair\">" + "".join(
-                f"<figure><figcaption>{html.escape(one_line(who, 120))}: {html.escape(m)}.py, lines {a}–{b}"
-                f"</figcaption><pre>{html.escape(plain(text))}</pre></figure>"
+                "<figure><figcaption>" + html.escape(_("{submission}: {module}.py, lines {first}–{last}").format(
+                    submission=one_line(who, 120), module=m, first=a, last=b)) + "</figcaption>"
+                f"<pre>{html.escape(plain(text))}</pre></figure>"
                 for who, m, (a, b), text in ((p.a, r.module_a, r.lines_a, left), (p.b, r.module_b, r.lines_b, right)))
                 + "</div>")
         parts.append("</details>")
@@ -319,8 +332,15 @@ def render_png(s: ClassSummary) -> bytes:
     return png.getvalue()
 
 
-def write(out: Path, unit, rows: list[dict], version: str = "", similar: tuple | None = None) -> list[Path]:
-    """The class report; `similar` is what similarity.write found: (pairs, fingerprints)."""
+def write(out: Path, unit, rows: list[dict], version: str = "", similar: tuple | None = None,
+          lang: str | None = None) -> list[Path]:
+    """The class report, in `lang` (default: the locale's); `similar` is what similarity.write
+    found: (pairs, fingerprints)."""
+    with i18n.speaking(lang):
+        return _write(out, unit, rows, version, similar)
+
+
+def _write(out: Path, unit, rows: list[dict], version: str, similar: tuple | None) -> list[Path]:
     summary = summarise(out, unit, rows, version)
     if similar is not None:
         summary.similar, summary.prints = similar

@@ -61,6 +61,7 @@ class Grade:
     submitted_at: datetime | None = None
     late: bool | None = None                # None: no deadline given, or no submission time known
     student: object | None = None           # the roster's Student (None: no roster entry matched)
+    tampered: str = ""                      # the protected files a clone changed (batch --manifest)
 
     @property
     def graded(self) -> bool:
@@ -163,6 +164,9 @@ def notes_md(ex: Export, moodle_by: str) -> str:
     section("Students with more than one submission (the later one is exported)",
             [f"{one_line(s, 200)}: `{csv_cell(kept)}` kept, `{csv_cell(dropped)}` left out" for s, kept, dropped
              in ex.superseded], "None.")
+    section("Tampered submissions (exported as graded: look before importing)",
+            [f"{who(g)}: `{csv_cell(g.submission)}` changed {one_line(g.tampered, 300)}" for g in ex.grades
+             if g.tampered], "None.")
     no_canvas = [who(g) for g in ex.grades if g.graded and g not in canvas_ready(ex)]
     section("Graded but not in canvas.csv (no Canvas ID, SIS User ID or SIS Login ID in the roster)", no_canvas, "None.")
     attr = MOODLE_IDS[moodle_by][1]

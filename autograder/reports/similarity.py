@@ -23,12 +23,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
+from typing import NamedTuple
 
+from autograder.i18n import _
 from autograder.intake.files import read_regular
 from autograder.intake.submissions import MAX_MODULE_BYTES
 from autograder.reports import winnow
 from autograder.reports.files import atomic_write
-from autograder.reports.text import csv_cell
+from autograder.reports.text import csv_cell, plain
 
 FILE = "fingerprints.json"      # in each submission's report folder
 SHARE = 0.75
@@ -36,6 +38,7 @@ REGIONS = 3
 SHARED = 40
 GAP = 2                         # shared fingerprints at most this many lines apart are one region
 MAX_SHOWN_LINES = 40            # lines of a region the report shows, each side
+MASKED_FROM = 12                # reference lines this long (code part) are never shown; shorter ones are anyone's
 SOLUTION_MARKERS = ("### " + "BEGIN SOLUTION", "### " + "END SOLUTION")     # split: this file is no solution
 
 
@@ -44,49 +47,79 @@ def common_limit(n: int) -> int:
     return max(10, n // 4)
 
 
-def boilerplate(unit, package_root: Path) -> dict[str, frozenset[int]]:
-    """module -> the k-gram hashes of what every student was given: the released stub where
-    the checkout has it (`<repository>/<unit.stubs>/`), and the reference with its solution
-    blocks taken out (what the stub is made of, wherever the grader is installed)."""
-    given: dict[str, frozenset[int]] = {}
+class Given(NamedTuple):
+    """What no student's report may count, or show, as theirs."""
+    hashes: dict[str, frozenset[int]]   # module -> the k-gram hashes every student was given
+    solution: frozenset[str]            # the reference's solution lines (code part, spaces collapsed)
+
+
+def boilerplate(unit, package_root: Path) -> Given:
+    """What every student was given: the released stub where the checkout has it
+    (`<repository>/<unit.stubs>/`), and the reference with its solution blocks taken out
+    (what the stub is made of, wherever the grader is installed); and the solution blocks'
+    lines, which the report never shows (masked where a student's file has them)."""
+    hashes: dict[str, frozenset[int]] = {}
+    solution: set[str] = set()
     for module in unit.modules:
-        texts = [_without_solutions((unit.dirs["reference"] / f"{module}.py").read_text(encoding="utf-8"))]
+        reference = (unit.dirs["reference"] / f"{module}.py").read_text(encoding="utf-8")
+        outside, inside = _split_solutions(reference)
+        texts = [outside]
         stub = read_regular(Path(package_root) / unit.stubs / f"{module}.py")
         if stub is not None:
             texts.append(stub.decode("utf-8", errors="replace"))
-        given[module] = frozenset(p.hash for text in texts for p in winnow.kgrams(text))
-    return given
+        hashes[module] = frozenset(p.hash for text in texts for p in winnow.kgrams(text))
+        solution |= {code for line in inside if len(code := _code(line)) >= MASKED_FROM}
+    return Given(hashes, frozenset(solution))
 
 
-def _without_solutions(text: str) -> str:
-    """The reference without its `### BEGIN SOLUTION` ... `### END SOLUTION` blocks."""
-    kept, inside = [], False
+def _code(line: str) -> str:
+    return " ".join(line.split("#")[0].split())
+
+
+def _split_solutions(text: str) -> tuple[str, list[str]]:
+    """(the reference without its solution blocks, the lines inside them); the blocks lie
+    between the two SOLUTION_MARKERS lines."""
+    kept, solution, inside = [], [], False
     for line in text.splitlines(keepends=True):
         marker = line.strip()
         if marker == SOLUTION_MARKERS[0]:
             inside = True
         elif marker == SOLUTION_MARKERS[1]:
             inside = False
-        elif not inside:
+        elif inside:
+            solution.append(line)
+        else:
             kept.append(line)
-    return "".join(kept)
+    return "".join(kept), solution
 
 
-def fingerprint(files: dict[str, str], given: dict[str, frozenset[int]]) -> dict:
+def masked(text: str, solution: frozenset[str]) -> str:
+    """`text` as the report may show it: printable, and each line that is a line of the
+    reference solution replaced by a note saying so (the reports never hold the reference's
+    code; a copy of it is worth knowing about, and is said to be one)."""
+    lines = []
+    for line in plain(text).split("\n"):
+        if _code(line) in solution:
+            line = line[: len(line) - len(line.lstrip())] + "# " + _("[a line of the reference solution]")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def fingerprint(files: dict[str, str], given: Given) -> dict:
     """What fingerprints.json holds: per module file with code of the student's own (a
-    fingerprint not in what was given), its fingerprints and text (the report shows the
-    matching lines); a digest of those files together (byte-identical submissions)."""
-    modules = {}
+    fingerprint not in what was given), its fingerprints and its text as the report may show
+    it (`masked`); a digest of those files together (byte-identical submissions)."""
+    modules, own = {}, {}
     for module, text in sorted(files.items()):
-        prints = winnow.fingerprints(text, given.get(module, frozenset()))
+        prints = winnow.fingerprints(text, given.hashes.get(module, frozenset()))
         if prints:
-            modules[module] = {"prints": [list(p) for p in prints], "text": text}
-    own = {m: v["text"] for m, v in modules.items()}
+            modules[module] = {"prints": [list(p) for p in prints], "text": masked(text, given.solution)}
+            own[module] = text
     digest = hashlib.sha256(json.dumps(own, sort_keys=True).encode()).hexdigest() if own else ""
     return {"sha256": digest, "modules": modules}
 
 
-def write_fingerprints(folder: Path, submission: Path, modules, given: dict[str, frozenset[int]]) -> None:
+def write_fingerprints(folder: Path, submission: Path, modules, given: Given) -> None:
     """Fingerprint the module files of the graded folder `submission` (no-follow reads) into `folder`."""
     files = {}
     for module in modules:
@@ -197,7 +230,8 @@ def excerpt(prints: dict, module: str, lines: tuple[int, int]) -> str:
     text = prints.get("modules", {}).get(module, {}).get("text", "").splitlines()
     first, last = lines
     shown = text[first - 1: min(last, first - 1 + MAX_SHOWN_LINES)]
-    more = [f"... ({last - first + 1 - MAX_SHOWN_LINES} more lines)"] if last - first + 1 > MAX_SHOWN_LINES else []
+    hidden = last - first + 1 - MAX_SHOWN_LINES
+    more = [_("... ({count} more lines)").format(count=hidden)] if hidden > 0 else []
     return "\n".join(shown + more)
 
 

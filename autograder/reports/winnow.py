@@ -11,10 +11,12 @@ tokens shares at least one fingerprint, and a fingerprint remembers the lines it
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import keyword
 import tokenize
+from collections.abc import Sequence
 from typing import NamedTuple
 
 K = 15      # tokens per k-gram: shorter runs (`x = np.zeros(n)`) are everyone's
@@ -58,14 +60,16 @@ def _hash(gram: list[str]) -> int:
     return int.from_bytes(hashlib.blake2b("\x00".join(gram).encode(), digest_size=8).digest(), "big")
 
 
-def kgrams(text: str) -> list[Print]:
-    """Every k-gram of `text`, hashed, in order."""
+@functools.lru_cache(maxsize=64)
+def kgrams(text: str) -> tuple[Print, ...]:
+    """Every k-gram of `text`, hashed, in order. Kept for the last few texts: a class's
+    untouched stubs and shared files are tokenised once."""
     toks = tokens(text)
-    return [Print(_hash([t for t, _line in toks[i:i + K]]), toks[i][1], toks[i + K - 1][1])
-            for i in range(len(toks) - K + 1)]
+    return tuple(Print(_hash([t for t, _line in toks[i:i + K]]), toks[i][1], toks[i + K - 1][1])
+            for i in range(len(toks) - K + 1))
 
 
-def winnow(grams: list[Print]) -> list[Print]:
+def winnow(grams: Sequence[Print]) -> list[Print]:
     """The winnowed fingerprints of `grams`: in each window of W, the minimum (rightmost on a
     tie), each chosen k-gram once. Fewer than W k-grams: their minimum."""
     if not grams:

@@ -4,6 +4,7 @@ topics: a full solution, the stubs, and a module that raises a long message when
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -67,3 +68,72 @@ def test_a_missing_figure_is_noticed(class_report, tmp_path):
     page = tmp_path / "class.html"
     shutil.copyfile(class_report / "class.html", page)
     assert measured_in_chromium(page, NOTHING_CUT_OFF)["missing_images"] == ["class.png"]
+
+
+# Each distinct character of the page that is not ASCII, drawn by the page's own font in a
+# canvas and compared with a character no font has (U+10FFFD, private use): a character drawn
+# exactly like it is a missing glyph (the "tofu" box).
+MISSING_GLYPHS = r"""(() => {
+  const font = getComputedStyle(document.body).font;
+  const canvas = document.createElement("canvas"); canvas.width = 64; canvas.height = 64;
+  const ctx = canvas.getContext("2d", {willReadFrequently: true});
+  const draw = ch => { ctx.clearRect(0, 0, 64, 64); ctx.font = font.replace(/\d+px/, "40px");
+                       ctx.fillText(ch, 4, 48); return Array.from(ctx.getImageData(0, 0, 64, 64).data).join(); };
+  const tofu = draw("\u{10FFFD}");
+  const chars = [...new Set([...document.body.innerText].filter(c => c.codePointAt(0) > 0x7f && c.trim()))];
+  return {checked: chars.length, missing: chars.filter(c => draw(c) === tofu)};
+})()"""
+
+
+@pytest.fixture(scope="module", params=["en", "zh"])
+def similar_report(request, tmp_path_factory):
+    """A class report with similar pairs (two copies of an alternative, renamed and reordered,
+    one of them under a 200-character folder name; a byte-identical pair), in each language."""
+    from helpers import UNIT, kill_matrix_files, renamed, reordered
+
+    from autograder.intake.submissions import PACKAGE_ROOT
+    from autograder.reports import class_report, similarity
+
+    out = tmp_path_factory.mktemp(f"similar-{request.param}")
+    students = kill_matrix_files(limit_mutants=3)
+    source = next(n for n in students if n.startswith("alternative-") and "concat" in n)
+    module = "gru_lstm"
+    students[LONG_NAME[:200]] = {**students[source], module: reordered(renamed(students[source][module], "q"))}
+    students["copy"] = dict(students[source])
+    given = similarity.boilerplate(UNIT, PACKAGE_ROOT)
+    for name, files in students.items():
+        (out / class_report.STUDENTS / name).mkdir(parents=True)
+        (out / class_report.STUDENTS / name / similarity.FILE).write_text(
+            json.dumps(similarity.fingerprint(files, given)))
+    rows = [{"submission": n, "status": "graded", "earned": "60", "possible": "114"} for n in students]
+    similar = similarity.write(out, out / class_report.STUDENTS, list(students))
+    assert len(similar[0]) == 3
+    class_report.write(out, UNIT, rows, "v", similar, request.param)
+    return out, request.param
+
+
+def test_the_similar_pairs_show_side_by_side_whole_in_both_languages(similar_report, tmp_path):
+    out, lang = similar_report
+    page = out / "class.html"
+    # open every pair's <details>, as an instructor reading them would
+    opened = tmp_path / "class.html"
+    opened.write_text(page.read_text(encoding="utf-8").replace("<details>", "<details open>"), encoding="utf-8")
+    shutil.copyfile(out / "class.png", tmp_path / "class.png")
+    measured = measured_in_chromium(opened, NOTHING_CUT_OFF)
+    assert measured["missing_images"] == []
+    assert measured["cut"] == [] and measured["wider_than_window"] <= 0, "a region runs off the window"
+    assert measured["words_split"] == []
+    heading = "相似的提交" if lang == "zh" else "Similar submissions"
+    assert heading in measured["text"] and "def " in measured["text"]
+    glyphs = measured_in_chromium(opened, MISSING_GLYPHS)
+    assert glyphs["missing"] == [], f"characters without a glyph: {glyphs['missing'][:20]}"
+    assert glyphs["checked"] > (40 if lang == "zh" else 3)
+    screenshot_in_chromium(opened, tmp_path / f"similar-{lang}.png")
+    assert (tmp_path / f"similar-{lang}.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_missing_glyph_is_noticed(tmp_path):
+    """The measure itself: a character no installed font has is reported."""
+    page = tmp_path / "page.html"
+    page.write_text("<!doctype html><html><body><p>ok \U0010fffd</p></body></html>", encoding="utf-8")
+    assert measured_in_chromium(page, MISSING_GLYPHS)["missing"] == ["\U0010fffd"]

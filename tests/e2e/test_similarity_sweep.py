@@ -15,8 +15,8 @@ The weakest copy found: the 24-line attention alternative, 41 shared fingerprint
 one region: flagged by the 40-fingerprint rule, with little to spare). The most alike pairs
 that are not copies: two alternatives sharing 25 fingerprints (16 % of the smaller), and
 a mutant against a student holding the same edit, 100 % of 16 fingerprints in one region
-(too little, in too few places, to flag). 200 submissions: ~9 s of CPU to fingerprint
-(~45 ms each, once per submission in batch) and ~0.3 s to compare the 19,900 pairs.
+(too little, in too few places, to flag). 200 submissions: ~10 s of CPU to fingerprint
+(~50 ms each, once per submission in batch) and ~0.4 s to compare the 19,900 pairs.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 from helpers import SOLUTIONS, UNIT, kill_matrix_files, renamed, reordered
 
 from autograder.intake.submissions import PACKAGE_ROOT
-from autograder.reports import similarity
+from autograder.reports import similarity, winnow
 
 pytestmark = pytest.mark.sweep
 GIVEN = similarity.boilerplate(UNIT, PACKAGE_ROOT)
@@ -72,17 +72,21 @@ def test_a_kill_matrix_class_of_40_flags_every_planted_copy_and_nothing_else():
     assert planted - flagged == set(), "planted copies not found"
 
 
-def test_200_submissions_are_compared_in_well_under_a_minute():
+def test_200_submissions_are_compared_and_timed():
+    """The time is printed, never asserted (the project times nothing in a test: make bench
+    measures); what is asserted is that a class of 200 flags only copies."""
     students, planted = planted_class(mutants=None, twins=200)      # every mutant, then twins up to 200
     students = dict(list(students.items())[:200])
     assert len(students) == 200
     start = time.process_time()
-    prints = {n: similarity.fingerprint(f, GIVEN) for n, f in students.items()}
+    prints = {}
+    for name, files in students.items():
+        winnow.kgrams.cache_clear()       # as in a real class, where no two students' files are the same text
+        prints[name] = similarity.fingerprint(files, GIVEN)
     fingerprinted = time.process_time()
     pairs = similarity.compare(prints)
     compared = time.process_time()
     print(f"\nsimilarity of 200 submissions: {fingerprinted - start:.1f} s of CPU to fingerprint "
           f"({1000 * (fingerprinted - start) / 200:.0f} ms each, done once per submission by batch), "
           f"{compared - fingerprinted:.2f} s to compare all {200 * 199 // 2} pairs; {len(pairs)} flagged")
-    assert compared - start < 60
     assert {(p.a, p.b) for p in pairs} <= planted

@@ -102,7 +102,8 @@ def batch_out(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     class_csv(out, [
-        graded("rnn-ann", {"bptt": 7.5, "attention": 1 / 3}),       # a GitHub Classroom clone
+        {**graded("rnn-ann", {"bptt": 7.5, "attention": 1 / 3}),    # a GitHub Classroom clone
+         "tampered": ".github/workflows/grade.yml"},
         {"submission": "bob-main", "status": "grader_error", "detail": "the grading process stopped"},
         graded("cy", {}, status="not_implemented"),                   # wrote nothing yet: 0, a grade
         graded("rnn-dee", {"bptt": 3.0}),
@@ -157,7 +158,8 @@ def test_canvas_and_moodle_files_import_by_their_importers_rules(batch_out, tmp_
 
     notes = (out / "export-notes.md").read_text(encoding="utf-8")
     for said in ("s005 (Eve)", "s002 (Bob): `bob-main` is grader_error", "`zed`: matches no student",
-                 "`rnn-ann-lee`: matches 2 students", "s004: `rnn-dee-main` kept, `rnn-dee` left out"):
+                 "`rnn-ann-lee`: matches 2 students", "s004: `rnn-dee-main` kept, `rnn-dee` left out",
+                 "s001 (Lee, Ann): `rnn-ann` changed .github/workflows/grade.yml"):
         assert said in notes, (said, notes)
 
 
@@ -186,15 +188,24 @@ def test_the_later_submission_wins_by_gradescope_time_not_by_name(tmp_path):
 
 
 def test_a_class_folder_of_gradescope_uploads_is_a_roster(tmp_path):
+    def meta(name: str, sid: str) -> str:
+        return json.dumps({"created_at": "2026-03-01T10:00:00+00:00",
+                           "users": [{"name": name, "email": f"{name}@x", "sid": sid}]})
+
     for k, (name, sid) in enumerate([("Ann", "1"), ("Bo", "2")]):
         folder = tmp_path / "class" / f"up{k}"
-        folder.mkdir(parents=True)
-        (folder / "submission_metadata.json").write_text(json.dumps(
-            {"created_at": "2026-03-01T10:00:00+00:00", "users": [{"name": name, "email": f"{name}@x", "sid": sid}]}))
+        (folder / "submission").mkdir(parents=True)
+        (folder / "submission_metadata.json").write_text(meta(name, sid))
+    # A student's upload holding a file of that name claims someone else: never read.
+    (tmp_path / "class" / "up2" / "submission").mkdir(parents=True)
+    (tmp_path / "class" / "up2" / "submission" / "submission_metadata.json").write_text(meta("Ann", "1"))
+    (tmp_path / "class" / "up3").mkdir()
+    (tmp_path / "class" / "up3" / "submission_metadata.json").write_text(meta("Ann", "1"))   # no Gradescope layout
     roster = read_roster(tmp_path / "class")
     assert roster.match("up1")[0].student_id == "2"
     assert roster.submitted_at["up0"] == datetime(2026, 3, 1, 10, tzinfo=UTC)
     assert roster.match("up9") == (None, "matches no student of the roster")
+    assert roster.match("up2")[0] is None and roster.match("up3")[0] is None
 
 
 @pytest.mark.parametrize("entry, expected", [("lee-main", "s1"), ("hw1-lee-master", "s1"), ("LEE.zip", "s1"),
@@ -257,9 +268,41 @@ def test_an_nbgrader_gradebook_exports_its_own_scores(tmp_path, monkeypatch):
     assert (plain["s1"]["late"], plain["s2"]["late"], plain["s3"]["status"]) == ("no", "yes", "missing")
     assert "s3 (Wu, Cy)" in (tmp_path / "export-notes.md").read_text()
     assert db.read_bytes() == before, "the export wrote to the gradebook"
+    # Without --deadline, the gradebook's due date (nbgrader's total_seconds_late) says who is late.
+    export("--gradebook", db, "--nbgrader-assignment", "ps1", "--out", tmp_path / "own")
+    plain = {r["student_id"]: r["late"] for r in csv.DictReader(io.StringIO((tmp_path / "own" / "plain.csv").read_text()))}
+    assert plain == {"s1": "no", "s2": "yes", "s3": ""}
 
 
 def test_a_class_folder_export_without_roster_says_which_rosters_it_reads(batch_out):
     out, _roster, _sis = batch_out
     proc = run_in_process("export", out)
     assert proc.returncode == 2 and "give --roster" in proc.stderr
+
+
+def test_export_after_a_real_batch_of_classroom_clones_and_zips(tmp_path):
+    """batch's own class.csv (a clone `hw1-ann`, a "Download ZIP" `hw1-bob-main.zip`, the
+    stubs as `hw1-cy`), exported with the GitHub Classroom roster: each score is the one the
+    student's score.json says."""
+    import shutil
+
+    from helpers import STUBS, make_submission
+
+    root = tmp_path / "class"
+    make_submission(root / "hw1-ann")
+    make_submission(root / "hw1-bob-main" / "hw1-bob-main", replace={"attention.py": [("np.exp", "np.exp2")]})
+    shutil.make_archive(str(root / "hw1-bob-main"), "zip", root / "hw1-bob-main")
+    shutil.rmtree(root / "hw1-bob-main")
+    shutil.copytree(STUBS, root / "hw1-cy", ignore=shutil.ignore_patterns("tests"))
+    proc = run_in_process("batch", root, "--out", tmp_path / "out", "--suite", "public", "--topic", "attention",
+                          "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "roster.csv").write_text("identifier,github_username,github_id,name\n"
+                                         "s1,ann,1,Ann\ns2,bob,2,Bob\ns3,cy,3,Cy\ns4,dee,4,Dee\n")
+    export(tmp_path / "out", "--roster", tmp_path / "roster.csv")
+    canvas = canvas_import((tmp_path / "out" / "canvas.csv").read_text(encoding="utf-8"))
+    earned = {sid: json.loads((tmp_path / "out" / "students" / name / "score.json").read_text())["earned"]
+              for sid, name in (("s1", "hw1-ann"), ("s2", "hw1-bob"), ("s3", "hw1-cy"))}   # intake drops -main
+    assert {s["SIS User ID"]: s["rnn_prehistory"] for s in canvas["students"]} == pytest.approx(earned)
+    assert earned["s1"] > earned["s2"] and earned["s3"] == 0
+    assert "s4 (Dee)" in (tmp_path / "out" / "export-notes.md").read_text()

@@ -6,6 +6,7 @@ planted copies gives exactly the planted pairs, in similarity.csv and the class 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import random
@@ -119,6 +120,13 @@ def test_batch_writes_the_similarity_of_its_class(tmp_path):
     copiers = [f"copier{k}" for k in range(5)] + ["zipped"]
     assert flagged == {(a, b) for i, a in enumerate(copiers) for b in copiers[i + 1:]}       # 15 pairs, no stub
     assert "copier0" in (tmp_path / "out" / "class.md").read_text()
+    # A rerun regrades nothing (same files, same grader): the coordinator fingerprints them instead.
+    first = (tmp_path / "out" / "similarity.csv").read_text()
+    for folder in (tmp_path / "out" / "students").iterdir():
+        (folder / similarity.FILE).unlink(missing_ok=True)
+    again = run_in_process("batch", root, "--out", tmp_path / "out", "--suite", "public", "--topic", "attention")
+    assert again.returncode == 0 and "not regraded" in (tmp_path / "out" / "class.csv").read_text()
+    assert (tmp_path / "out" / "similarity.csv").read_text() == first
 
 
 def test_merged_shards_compare_the_whole_class(tmp_path):
@@ -140,3 +148,49 @@ def test_merged_shards_compare_the_whole_class(tmp_path):
     table = list(csv.DictReader(io.StringIO((tmp_path / "merged" / "similarity.csv").read_text())))
     assert {(r["submission_a"], r["submission_b"]) for r in table} == planted
     assert any(a in names[0::2] and b in names[1::2] or a in names[1::2] and b in names[0::2] for a, b in planted)
+
+
+def test_the_class_report_speaks_the_runs_language(tmp_path):
+    prints, planted = small_class()
+    students = tmp_path / "out" / class_report.STUDENTS
+    names = sorted({n for pair in planted for n in pair})
+    for name in names:
+        (students / name).mkdir(parents=True)
+        (students / name / similarity.FILE).write_text(json.dumps(prints[name]))
+    rows = [{"submission": n, "status": "graded", "earned": "1", "possible": "2"} for n in names]
+    from autograder import i18n
+    before = i18n.current_language()
+    class_report.write(tmp_path / "out", UNIT, rows, "v", similarity.write(tmp_path / "out", students, names), "zh")
+    assert i18n.current_language() == before                 # the run's language is left as it was
+    page = (tmp_path / "out" / "class.html").read_text(encoding="utf-8")
+    assert 'lang="zh-CN"' in page and "相似的提交" in page and "完全相同" in page and "Similar submissions" not in page
+    class_report.write(tmp_path / "out", UNIT, rows, "v", None, "en")
+    assert "Similar submissions" in (tmp_path / "out" / "class.md").read_text(encoding="utf-8")
+
+
+def test_no_report_shows_a_line_of_the_reference_solution(tmp_path):
+    """Two students who both hand in the reference (one with a line added): the pair is found,
+    and neither fingerprints.json nor class.html holds a line of the reference's solution
+    blocks; the excerpt says where the reference's lines are instead."""
+    import re
+
+    reference = {p.stem: p.read_text(encoding="utf-8") for p in SOLUTIONS.glob("*.py")}
+    stubs = "".join(p.read_text(encoding="utf-8") for p in STUBS.glob("*.py"))
+    blocks = [line.split("#")[0].strip() for text in reference.values()
+              for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", text, re.S)
+              for line in block.splitlines()]
+    secret = {line for line in blocks if len(line) > 30 and line not in stubs}      # what the stubs do not give away
+    students = tmp_path / "out" / class_report.STUDENTS
+    files = {"ann": reference, "bob": {**reference, "bptt": reference["bptt"] + "\nEXTRA = 1\n"}}
+    for name, texts in files.items():
+        (students / name).mkdir(parents=True)
+        (students / name / similarity.FILE).write_text(json.dumps(similarity.fingerprint(texts, GIVEN)))
+    rows = [{"submission": n, "status": "graded", "earned": "1", "possible": "2"} for n in files]
+    similar = similarity.write(tmp_path / "out", students, list(files))
+    assert [(p.a, p.b, p.identical) for p in similar[0]] == [("ann", "bob", False)]
+    class_report.write(tmp_path / "out", UNIT, rows, "v", similar, "en")
+    for path in [tmp_path / "out" / "class.html", *students.rglob(similarity.FILE)]:
+        text = " ".join(html.unescape(path.read_text(encoding="utf-8")).replace("\\", "").split())
+        shown = [line for line in secret if line in text]
+        assert not shown, f"{path.name} shows the reference: {shown[:3]}"
+    assert "[a line of the reference solution]" in (tmp_path / "out" / "class.html").read_text()
