@@ -125,6 +125,8 @@ def _bptt_is_right(bptt) -> bool:
                         probes.append((x, h0, *probe))
                 losses = [float(np.sum(R * out[0])) for out in _each(bptt.rnn_forward, probes)]
                 numeric = ((np.array(losses[0::2]) - np.array(losses[1::2])) / 2e-6).reshape(p.shape)
+                # central differences: truncation h^2 times a third derivative (~1e-12) plus roundoff
+                # eps |loss| / h (~1e-9): far inside rtol 1e-5, atol 1e-7
                 if not np.allclose(g, numeric, rtol=1e-5, atol=1e-7):
                     return False
         cubic = CubicForm(np.array([1.0, -2.0]), np.array([[0.5], [1.5]]))

@@ -113,7 +113,8 @@ def fresh(*arrays):
 
 
 def check(name, actual, expected, hint=""):
-    """Shape first, then values (13 significant digits were stored, so 1e-9 is generous)."""
+    """Shape first, then values (13 significant digits were stored, so 1e-9 is generous: any summation
+    order adds ~1e-15 absolute to those 5e-14 relative, below atol 1e-12 where an entry is near 0)."""
     actual = np.asarray(actual)
     assert actual.shape == expected.shape, \
         _("{what} has shape {got}, expected {expected}").format(what=name, got=actual.shape, expected=expected.shape)

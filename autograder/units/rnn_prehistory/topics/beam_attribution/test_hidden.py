@@ -24,6 +24,10 @@ from autograder.units.rnn_prehistory.helpers.language_models import (
 )
 from autograder.units.rnn_prehistory.oracles import ExactSequenceScore
 
+# A score is a sum of at most ~10 log-probabilities, divided by L^alpha: any order of the sum (or
+# the log of a product) is within ~gamma_{3L} (1 + sum |log p|) ~ 1e-14 of another; 1e-9, relative
+# or absolute, is the documented looser tolerance (a mistaken normalisation is off by 1e-1).
+# Scalar arithmetic only (no BLAS): the rankings do not move with the machine.
 TOL = 1e-9
 
 

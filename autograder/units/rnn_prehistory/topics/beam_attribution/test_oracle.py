@@ -16,7 +16,11 @@ shrinking-budget beam:
 - beam_width = 1 is greedy decoding.
 
 Scores are checked against products of probabilities (exp, multiply, log), not against a
-sum of the same log terms.
+sum of the same log terms. No BLAS is involved (scalar arithmetic and libm): the two routes
+differ by at most gamma_{3L+2} (1 + sum |log p|) / L^alpha (L <= 6 log terms, exps and logs
+within an ulp each, L products), ~3e-14 on these models: below rtol 1e-12 with atol 1e-13.
+The rankings compared exactly come from positional or dyadic models, whose near-ties are far
+wider than that (the bigram test below shows what rounding-level ties do).
 """
 
 import itertools

@@ -28,6 +28,8 @@ def toks(text):
 
 
 def close(a, b) -> bool:
+    """Two BLEU scores alike: counts, a few logs and an exp (no BLAS) round to ~1e-15 in any order;
+    1e-9 is far above that and far below a mistake (a smoothing off by one count moves it 1e-3)."""
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 

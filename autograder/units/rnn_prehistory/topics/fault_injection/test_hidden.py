@@ -352,6 +352,9 @@ def test_scale_spectral_radius_uses_largest_eigenvalue_modulus(fault_injection, 
                                _("scale_spectral_radius on {what}").format(what=what))
             expect_not_mutated(fault_injection, "scale_spectral_radius")
             expected = W * (rho / radius)
+            # Any backward-stable eigensolver finds the radius within its condition number times
+            # ~n u ||W|| (the triangular case's eigenvalues are its diagonal, found exactly): at most
+            # ~1e-10 here, relative to the largest entry; 1e-8 is above it, a wrong radius is O(1) off.
             err = np.max(np.abs(got - expected)) / np.max(np.abs(expected))
             if not err < 1e-8:
                 measured = float(np.max(np.abs(np.linalg.eigvals(got)))) if np.all(np.isfinite(got)) else math.nan
@@ -473,6 +476,8 @@ def test_jacobian_chain_norms_linear_is_the_weight_factor(fault_injection, rng):
     expected = np.array([np.linalg.norm(np.linalg.matrix_power(Wh, k), 2) for k in range(1, T + 1)])
     got = expect_array(fault_injection.jacobian_chain_norms(Wh, hs, "linear"), (T,),
                        "jacobian_chain_norms(Wh, hs, 'linear')")
+    # A product of k <= 9 matrices rounds by gamma_{kH} ||(|Wh|)^k||, ~360 times ||Wh^k|| here: ~2e-12
+    # relative in any order, FMA or not; 1e-8 is above it (a chain off by one step is off by 1.3x).
     err = np.abs(got - expected) / expected
     if not np.max(err) < 1e-8:
         k = int(np.argmax(err)) + 1
@@ -519,7 +524,7 @@ def test_clip_grad_norm_global_scaling_keeps_direction(fault_injection, rng):
         except (TypeError, ValueError):
             raise CheckFailed(_("clip_grad_norm({what})[1] should be a number, got {type}").format(
                 what=what, type=type(total).__name__)) from None
-        if not abs(total - oracle) <= 1e-9 * oracle:
+        if not abs(total - oracle) <= 1e-9 * oracle:      # a sum of squares (one sign), a root: ~1e-15
             raise CheckFailed(_("clip_grad_norm({what}) returned total_norm {total}, expected the global L2 norm "
                                 "over all arrays {expected}").format(what=what, total=_fmt(total),
                                                                      expected=_fmt(oracle)))

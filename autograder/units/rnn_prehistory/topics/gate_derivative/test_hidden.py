@@ -29,6 +29,10 @@ from autograder.i18n import N_, _
 # is above 1e-2.
 GRAD_TOL = 1e-6
 FD_STEP = 1e-6
+# Values against the reference: c = f c_prev + g is within gamma_2 (|f c_prev| + |g|) of exact in
+# any order, FMA or not, and can cancel: compared at that scale. A norm is a product of gates or
+# a spectral norm of a diagonal matrix, positive, within ~gamma_T relative (~1e-14 at T = 100):
+# the default 1e-7 (and 1e-9 for a diagnosis) is the documented looser tolerance.
 
 
 def gates(rng, shape):
@@ -54,6 +58,7 @@ def test_forget_gate_forward_matches_reference(gate_derivative, reference, rng):
         out = expect_tuple(gate_derivative.forget_gate_forward(c_prev, f, g), 2, "forget_gate_forward")
         expected, _cache = reference.gate_derivative.forget_gate_forward(c_prev, f, g)
         expect_close(out[0], expected, _("forget_gate_forward: c for {sizes}").format(sizes=f"N={N}, H={H}"),
+                     scale=np.abs(f * c_prev) + np.abs(g),
                      hint=_("c = f * c_prev + g, element-wise (no matrix product)"))
 
 
@@ -192,7 +197,9 @@ def test_all_remember_keeps_gradient_over_100_steps(gate_derivative, rng):
     T, N, H = 100, 4, 8
     fs = 1.0 - rng.uniform(0, 1e-5, size=(T, N, H))    # forget gates ~ 1: products >= (1 - 1e-5)^100 > 0.999
     norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,), "cell_gradient_norms")
-    if not (np.all(norms <= 1.0) and np.all(norms >= 0.999) and np.all(np.diff(norms) <= 0)):
+    # "never grow": each step multiplies by a gate < 1; a spectral norm (an SVD) may round a few
+    # ulps either way, so a rise within 4 ulps of the norm is rounding, not growth.
+    if not (np.all(norms <= 1.0) and np.all(norms >= 0.999) and np.all(np.diff(norms) <= 4 * 2.0**-53 * norms[:-1])):
         raise CheckFailed(_("with every forget gate ~ 1 (f >= 1 - 1e-5) the gradient must survive 100 steps: "
                             "norms should stay in [0.999, 1] and never grow, got min {low}, max {high}").format(
                                 low=f"{np.min(norms):.3g}", high=f"{np.max(norms):.3g}"))

@@ -6,6 +6,13 @@
   torch Jacobians of the whole chain c_T(c_{T-k}), and, over T = 100 steps, against a direct
   product of diagonal matrices.
 
+Bounds: c = f c_prev + g is one product and one sum, within gamma_2 (|f c_prev| + |g|) of the
+exact value with or without a fused multiply-add; the backward pass and the Jacobian are single
+products or copies, which IEEE-754 rounds the same on every machine: they are compared exactly.
+A chain norm is a product of k <= T gates (relative error gamma_T) or the spectral norm of a
+diagonal matrix (LAPACK's SVD: a few ulps relative to the largest singular value, the one the
+norm is): ~1e-14 relative for T = 100, below the tolerances 1e-13 and 1e-12.
+
 Largest differences measured when this file was written (200 seeds; run with -s to print
 them): forward and backward 0 (bit-identical: the circuit is one multiply-add), Jacobian 0,
 chain norms 1.4e-16 (relative), 100-step products 1.1e-16 (relative).
@@ -18,6 +25,8 @@ import numpy as np
 import pytest
 import torch  # the oracle (a dev dependency, see pyproject.toml)
 from helpers import SOLUTIONS
+
+from autograder.authoring.checks import gamma
 
 SEEDS = range(200)
 
@@ -53,10 +62,12 @@ def test_forward_backward_match_torch_autograd(gd):
         tc, tf, tg = t64(c_prev, True), t64(f, True), t64(g, True)
         out = tf * tc + tg
         out.backward(t64(dc))
-        for ours, theirs in [(c, out.detach()), (dc_prev, tc.grad), (df, tf.grad), (dg, tg.grad)]:
-            worst = max(worst, float(np.max(np.abs(ours - theirs.numpy()))))
-    print(f"forget gate forward/backward vs torch autograd: max |diff| = {worst:.2e}")
-    assert worst <= 1e-14
+        bound = 2 * gamma(2) * (np.abs(f * c_prev) + np.abs(g))       # numpy's and torch's, FMA or not
+        assert np.all(np.abs(c - out.detach().numpy()) <= bound)
+        for ours, theirs in [(dc_prev, tc.grad), (df, tf.grad), (dg, tg.grad)]:
+            assert np.array_equal(ours, theirs.numpy())                 # one product each: rounded alike
+        worst = max(worst, float(np.max(np.abs(c - out.detach().numpy()))))
+    print(f"forget gate forward vs torch autograd: max |diff| = {worst:.2e}")
 
 
 def test_jacobian_matches_torch_functional_jacobian(gd):
@@ -72,7 +83,7 @@ def test_jacobian_matches_torch_functional_jacobian(gd):
             jac = torch.autograd.functional.jacobian(lambda c, f=f, g=g, n=n: t64(f[n]) * c + t64(g[n]), t64(c_prev[n]))
             worst = max(worst, float(np.max(np.abs(J[n] - jac.numpy()))))
     print(f"forget_gate_jacobian vs torch.autograd.functional.jacobian: max |diff| = {worst:.2e}")
-    assert worst <= 1e-15
+    assert worst == 0.0             # diag(f): copies of f (autograd's 1.0 * f), exact on every machine
 
 
 def chain_norms_torch(fs, gs):

@@ -16,7 +16,13 @@ Largest absolute differences measured when this file was written (200 random sha
 seeds each; run with -s to print them): GRU step vs autograd 8.9e-16 forward, 1.9e-15
 backward; LSTM step vs autograd 2.4e-15 and vs nn.LSTMCell 2.4e-15; sequence vs autograd
 2.7e-15 and vs nn.LSTM 1.8e-15; the recognisers vs nn.GRUCell / nn.LSTMCell 8.9e-16.
-Tolerances below are 1e-12. Parameter counts: nn.LSTM(128, 256) 395,264 and nn.GRU 296,448
+Tolerances below, relative to the largest entry of the compared array (floor 1), hold for any
+summation order, FMA or not: a step's value or gradient ends a chain of at most ~50 roundings
+(a (D+H+1)-term pre-activation, the gates, the products and, backwards, sums over N, D and up
+to 4H terms), each relative to a term no larger than ~50 times that entry (|W| sums of up to 10
+normal entries): the first-order worst case 50 u 50 ~ 3e-13 is below TOL = 1e-12. A sequence
+of T <= 7 steps chains 7 of them forwards and back, amplified by at most ~(1 + |Wh|)^T with
+|Wh| ~ 2 at weights 0.5: ~1e-11, below SEQUENCE_TOL = 1e-10. Parameter counts: nn.LSTM(128, 256) 395,264 and nn.GRU 296,448
 (two bias vectors each); with one bias, as here, 394,240 and 295,680, a ratio of 0.75.
 """
 
@@ -31,6 +37,7 @@ from helpers import SOLUTIONS, UNIT
 
 SEEDS = range(200)
 TOL = 1e-12
+SEQUENCE_TOL = 1e-10
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +63,10 @@ def t64(a, grad=False):
 
 
 def maxdiff(ours, theirs):
+    """max |ours - theirs| relative to the largest |theirs| (floor 1): the scale its rounding is bounded at."""
     theirs = theirs.detach().numpy() if isinstance(theirs, torch.Tensor) else theirs
     assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
-    return float(np.max(np.abs(ours - theirs)))
+    return float(np.max(np.abs(ours - theirs)) / max(1.0, float(np.max(np.abs(theirs)))))
 
 
 def sizes(rng):
@@ -304,7 +312,7 @@ def test_lstm_sequence_matches_torch_autograd_and_nn_LSTM(gl):
                             maxdiff(dWh, lstm.weight_hh_l0.grad.T.numpy()[:, perm]),
                             maxdiff(db, lstm.bias_ih_l0.grad.numpy()[perm])])
     print(f"lstm_forward/backward vs torch autograd loop: {worst_loop:.2e}; vs nn.LSTM: {worst_module:.2e}")
-    assert worst_loop <= TOL and worst_module <= TOL
+    assert worst_loop <= SEQUENCE_TOL and worst_module <= SEQUENCE_TOL
 
 
 # ------------------------------------------------- parameter counts (the course notes' are wrong)
