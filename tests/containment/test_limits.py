@@ -182,13 +182,13 @@ def test_the_reference_scores_under_load_what_it_scores_idle(tmp_path, reference
 
 @pytest.mark.sweep
 def test_a_function_slow_on_every_call_costs_its_topic_its_budget_and_no_more(tmp_path):
-    """rnn_forward correct but 1 s asleep on each of its ~120 direct calls (under the 5 s call
+    """rnn_forward correct but 3 s asleep on each of its ~40 direct calls (under the 5 s call
     limit): a grading of bptt and the lab would take two minutes with full marks; the calls of
     each topic stop at its budget (30 s), the lab's and bptt's, and the grading ends within the
     two budgets."""
     sub = make_submission(tmp_path / "sub", replace={"bptt.py": [
         ("def rnn_forward(x, h0, Wx, Wh, b):\n", "def rnn_forward(x, h0, Wx, Wh, b):\n    import time\n"
-         "    time.sleep(1.0)\n")]})
+         "    time.sleep(3.0)\n")]})
     started = time.monotonic()
     _proc, score = grade(sub, tmp_path / "out", "--topic", "bptt", "--topic", "fault_injection")
     elapsed = time.monotonic() - started
