@@ -13,8 +13,12 @@ are compared with the docstrings' procedure on the same seed, so constants fail 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 
-from harness import payload, results_of, topic
+import pytest
+from harness import payload, payload_code, results_of, topic
 from helpers import SOLUTIONS
 
 LAB_PRIMITIVES = ("log_abs_cumprod", "scale_spectral_radius", "jacobian_chain_norms", "clip_grad_norm")
@@ -101,3 +105,41 @@ def test_no_broken_primitive_is_in_the_worker_of_a_hidden_grading(case):
     graded = case.grade(sub, "attention")
     assert topic(graded.score, "attention")["earned"] == topic(graded.score, "attention")["possible"], \
         results_of(graded.score, "attention")
+
+
+def _own_fingerprints(how: str) -> dict:
+    """The fingerprints of the reference's own primitives (and bptt.rnn_backward), as a student
+    computes them in advance: payloads/detect_rewrite.py's `_fingerprint`, run on the solution."""
+    names = [*LAB_PRIMITIVES, "rnn_backward"]
+    script = ("import json, bptt, fault_injection\n"
+              f"ns = {{'run_fault_injection': None, '_PARAMS': {{}}}}\nexec({payload_code('detect_rewrite')!r}, ns)\n"
+              f"fs = {{n: getattr(bptt if n == 'rnn_backward' else fault_injection, n) for n in {names!r}}}\n"
+              f"print(json.dumps({{n: ns['_fingerprint']({how!r}, f) for n, f in fs.items()}}))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=SOLUTIONS, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def _detecting(case, mode: str, how: str):
+    prefix = _private_copies() if mode == "inline" else ""
+    sub = case.submission(f"detect-{mode}-{how}", append={"fault_injection.py": prefix + payload(
+        "detect_rewrite", mode=mode, how=how, own=_own_fingerprints(how), constants=CONSTANTS)})
+    graded = case.grade(sub, "fault_injection")
+    return graded, results_of(graded.score, "fault_injection")
+
+
+# Issue 37, item 1: the rewritten module is told from the student's own by its source, its
+# file, its bytecode or its line numbers. Before: the bptt signal chosen so earned its 1.5
+# points (6/15 against 4.5), the flips earned the signals whose broken figures are constants.
+@pytest.mark.parametrize("how", ["code", "source"])
+def test_a_bptt_signal_chosen_by_detecting_the_rewrite_earns_nothing(case, how):
+    _graded, results = _detecting(case, "bptt", how)
+    result = results[SIGNAL_TESTS["bptt_matches_finite_difference"]]
+    assert result["outcome"] != "passed", result
+    assert all(results[test]["outcome"] != "passed" for test in SIGNAL_TESTS.values()), results
+
+
+@pytest.mark.parametrize("how", ["lines", "file"])
+def test_constants_flipped_by_detecting_the_rewrite_earn_no_lab_points(case, how):
+    graded, results = _detecting(case, "flip", how)
+    assert _lab_points(graded.score) == 0, {t: results[t]["message"] for t in SIGNAL_TESTS.values()}
+

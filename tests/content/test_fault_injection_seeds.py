@@ -65,6 +65,11 @@ def _patched(ref, patches: dict):
             setattr(module, attr, original)
 
 
+def _original(ref, target: str):
+    module, attr = target.rsplit(".", 1)
+    return getattr(getattr(ref, module), attr)
+
+
 def _check_seed(seed: int) -> list[str]:
     """Everything the suite relies on for one seed; returns the problems found."""
     problems = []
@@ -81,7 +86,7 @@ def _check_seed(seed: int) -> list[str]:
             problems.append(f"seed {seed}: {fig} = {run[fig]!r} outside {suite.RANGES[fig]}")
     procedure = suite.Procedure(ref, seed)
     for name, (replacements, keys) in suite.broken_runs().items():
-        with _patched(ref, {target: broken.function() for target, broken in replacements.items()}):
+        with _patched(ref, {target: broken.function(seed, _original(ref, target)) for target, broken in replacements.items()}):
             with np.errstate(all="ignore"):
                 flipped = ref.fault_injection.run_fault_injection(seed)
         # The grader's procedure repeats only this run's experiments, from the kept generator states.

@@ -18,10 +18,11 @@ Two kinds of tests:
       it measured, true or false. When the lab raises because bptt's functions raise, it
       is graded with correct stand-ins for them;
   (c) the same run with one primitive replaced by a known-broken one, in a fresh worker
-      whose copy of the module defines the broken primitive itself (nothing tells the run
-      from the student's own): the signal must turn false (and its figures must say so).
-      A lab that returns constants, recomputes a primitive inline, or looks for a swapped
-      attribute earns nothing.
+      whose copy of the module defines the broken primitive itself: the signal must turn
+      false (and its figures must say so). Student code can tell that run from its own
+      (its source, code objects and line numbers differ), so what the broken primitive does
+      to the figures depends on the seed's draws and on factors drawn per grading: a lab
+      that returns constants, or flips them when it sees a broken run, earns nothing.
   In (a) and (c), where every primitive of the experiment is right, the figures must be
   those of the docstrings' procedure run by the grader on the same seed (the reference's
   run_fault_injection, with the same broken primitive in (c)), not only plausible.
@@ -118,7 +119,7 @@ def lab(fault_injection, run_seed, report_extras):
     record.seed = seed
     run = fault_injection.run_fault_injection
     state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "background": {
-        name: run.replaced({target: broken.body for target, broken in replacements.items()}).submit(seed)
+        name: run.replaced({target: broken.body(seed) for target, broken in replacements.items()}).submit(seed)
         for name, (replacements, _keys) in broken_runs().items()}}
     try:
         state["run"] = fault_injection.run_fault_injection(seed)
@@ -154,7 +155,7 @@ def _patched_run(lab, name):
         stand_ins = {k: v for k, v in BPTT_STAND_INS.items() if k not in replacements}
         try:
             lab["patched"][name] = lab["function"].patched(stand_ins).replaced(
-                {target: broken.body for target, broken in replacements.items()})(lab["seed"])
+                {target: broken.body(lab["seed"]) for target, broken in replacements.items()})(lab["seed"])
         except Exception as exc:  # noqa: BLE001
             lab["patched"][name] = exc
     if name not in lab["patched"]:
@@ -213,7 +214,7 @@ def _measured(key, lab, reruns, reference, signals, report_extras):
             fields["patched"][name] = patched.get(key) if isinstance(patched, dict) else None
             check_returned(key, patched, expect=False)
             if not faulty:
-                check_same_procedure(key, patched, _procedure(lab, reference, name))
+                check_same_procedure(key, patched, _procedure(lab, reference, name), ", ".join(broken_runs()[name][0]))
 
 
 @pytest.fixture(scope="module")
