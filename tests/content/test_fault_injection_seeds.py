@@ -7,6 +7,8 @@ SEED_POOL, with the tables and experiments of lab/fault_lab.py. For every seed o
   suite's plausibility RANGES and consistent with the signal's criterion;
 - each known-broken primitive of the suite's BROKEN table turns its signal false (built
   in-process here from the same one-line body the worker's copy of the module gets);
+- the normal run the grader judges, each primitive's result scaled (NORMAL_RUN), shows every
+  signal with the procedure's figures, and the unscaled figures are not those (issue 37);
 - the figures are reproducible: a valid alternative lab (the topic's alternatives/) gives the
   procedure's figures within the suite's SAME_SEED_RTOL, and each wrong measurement of
   the lab (the topic's mutants.yaml) is farther off than that on every seed;
@@ -85,6 +87,7 @@ def _check_seed(seed: int) -> list[str]:
         if not lo <= run[fig] <= hi:
             problems.append(f"seed {seed}: {fig} = {run[fig]!r} outside {suite.RANGES[fig]}")
     procedure = suite.Procedure(ref, seed)
+    problems += _check_normal_run(ref, seed, procedure.figures)
     for name, (replacements, keys) in suite.broken_runs().items():
         with _patched(ref, {target: broken.function(seed, _original(ref, target)) for target, broken in replacements.items()}):
             with np.errstate(all="ignore"):
@@ -102,6 +105,33 @@ def _check_seed(seed: int) -> list[str]:
         result = suite.RERUN_FUNCTIONS[name](primitives, seed)
         if not suite.rerun_holds(key, result):
             problems.append(f"seed {seed}: the grader's rerun of {key} fails with the reference: {result['values']}")
+    return problems
+
+
+def _check_normal_run(ref, seed: int, unscaled: dict) -> list[str]:
+    """The normal run the grader judges (its primitives' results scaled, suite.NORMAL_RUN, and
+    without the bptt functions, which stand-ins may replace): every signal holds with figures
+    in range and the procedure's, and the unscaled figures (a lab that computes them without
+    its primitives) are not the procedure's for any signal."""
+    problems = []
+    for normal in (suite.normal_run(), suite.normal_run(without=suite.BPTT_STAND_INS)):
+        with _patched(ref, {target: scaled.function(seed, _original(ref, target)) for target, scaled in normal.items()}):
+            run = ref.fault_injection.run_fault_injection(seed)
+        procedure = suite.Procedure(ref, seed, normal).figures
+        for key in suite.SIGNALS:
+            try:
+                suite.check_returned(key, run, expect=True)
+                suite.check_same_procedure(key, run, procedure)
+            except AssertionError as exc:
+                problems.append(f"seed {seed}: the normal run ({sorted(normal)}) fails {key}: {exc}")
+            if key == "bptt_matches_finite_difference" and "bptt.rnn_backward" not in normal:
+                continue                      # the stand-in gradient check: the grader's own functions
+            try:
+                suite.check_same_procedure(key, unscaled, procedure)
+            except AssertionError:
+                continue
+            problems.append(f"seed {seed}: the unscaled figures pass {key} in the normal run ({sorted(normal)}): "
+                            "a lab that computes them without its primitives would too")
     return problems
 
 

@@ -59,6 +59,7 @@ from autograder.units.rnn_prehistory.lab.fault_lab import (
     broken_runs,
     check_returned,
     check_same_procedure,
+    normal_run,
     pool_seed,
 )
 from autograder.units.rnn_prehistory.lab.record import (
@@ -118,16 +119,23 @@ def lab(fault_injection, run_seed, report_extras):
     record = _lab_record(report_extras)
     record.seed = seed
     run = fault_injection.run_fault_injection
-    state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "background": {
-        name: run.replaced({target: broken.body(seed) for target, broken in replacements.items()}).submit(seed)
-        for name, (replacements, _keys) in broken_runs().items()}}
+    # The normal run too is a rewritten copy, its primitives' results scaled (fault_lab.NORMAL_RUN).
+    state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "normal": normal_run(),
+             "pending": run.replaced(_bodies(normal_run(), seed)).submit(seed), "background": {
+                 name: run.replaced(_bodies(replacements, seed)).submit(seed)
+                 for name, (replacements, _keys) in broken_runs().items()}}
     try:
-        state["run"] = fault_injection.run_fault_injection(seed)
+        state["run"] = state["pending"].result()
         record.returned = plain(state["run"]) if isinstance(state["run"], dict) else repr(state["run"])[:200]
     except Exception as exc:  # noqa: BLE001 - re-raised in every test that needs it
         state["error"] = exc
         record.returned_error = str(getattr(exc, "message", exc))[:300]
     return state
+
+
+def _bodies(replacements: dict, seed: int) -> dict:
+    """{target: what the worker's copy of the module runs there} for a run's replacements."""
+    return {target: broken.body(seed) for target, broken in replacements.items()}
 
 
 def _lab_run(lab, reruns):
@@ -138,8 +146,10 @@ def _lab_run(lab, reruns):
                    if PRIMITIVE_TOPIC[p] != TOPIC}
         lab["stand_in"] = failing
         if failing:
+            lab["normal"] = normal_run(without=BPTT_STAND_INS)
             try:
-                lab["run"] = lab["function"].patched(BPTT_STAND_INS)(lab["seed"])
+                lab["run"] = lab["function"].patched(BPTT_STAND_INS).replaced(
+                    _bodies(lab["normal"], lab["seed"]))(lab["seed"])
                 del lab["error"]
             except Exception as exc:  # noqa: BLE001 - the lab's own failure, raised below
                 lab["error"] = exc
@@ -155,7 +165,7 @@ def _patched_run(lab, name):
         stand_ins = {k: v for k, v in BPTT_STAND_INS.items() if k not in replacements}
         try:
             lab["patched"][name] = lab["function"].patched(stand_ins).replaced(
-                {target: broken.body(lab["seed"]) for target, broken in replacements.items()})(lab["seed"])
+                _bodies(replacements, lab["seed"]))(lab["seed"])
         except Exception as exc:  # noqa: BLE001
             lab["patched"][name] = exc
     if name not in lab["patched"]:
@@ -176,9 +186,10 @@ def _patched_run(lab, name):
 
 def _procedure(lab, reference, name=None) -> dict:
     """The figures of the docstrings' procedure on the lab's seed (the reference, in this
-    process); with a broken run's `name`, with its broken primitives, for the signals it checks."""
+    process, its primitives scaled as in the lab's normal run); with a broken run's `name`,
+    with its broken primitives, for the signals it checks."""
     if "figures" not in lab["procedure"]:
-        lab["procedure"]["figures"] = Procedure(reference, lab["seed"])
+        lab["procedure"]["figures"] = Procedure(reference, lab["seed"], lab["normal"])
     procedure = lab["procedure"]["figures"]
     if name is None:
         return procedure.figures
