@@ -109,29 +109,26 @@ def _check_seed(seed: int) -> list[str]:
 
 
 def _check_normal_run(ref, seed: int, unscaled: dict) -> list[str]:
-    """The normal run the grader judges (its primitives' results scaled, suite.NORMAL_RUN, and
-    without the bptt functions, which stand-ins may replace): every signal holds with figures
-    in range and the procedure's, and the unscaled figures (a lab that computes them without
-    its primitives) are not the procedure's for any signal."""
+    """The normal run the grader judges (its primitives' results scaled, suite.NORMAL_RUN):
+    every signal holds with figures in range and the procedure's, and the unscaled figures (a
+    lab that computes them without its primitives) are not the procedure's for any signal."""
     problems = []
-    for normal in (suite.normal_run(), suite.normal_run(without=suite.BPTT_STAND_INS)):
-        with _patched(ref, {target: scaled.function(seed, _original(ref, target)) for target, scaled in normal.items()}):
-            run = ref.fault_injection.run_fault_injection(seed)
-        procedure = suite.Procedure(ref, seed, normal).figures
-        for key in suite.SIGNALS:
-            try:
-                suite.check_returned(key, run, expect=True)
-                suite.check_same_procedure(key, run, procedure)
-            except AssertionError as exc:
-                problems.append(f"seed {seed}: the normal run ({sorted(normal)}) fails {key}: {exc}")
-            if key == "bptt_matches_finite_difference" and "bptt.rnn_backward" not in normal:
-                continue                      # the stand-in gradient check: the grader's own functions
-            try:
-                suite.check_same_procedure(key, unscaled, procedure)
-            except AssertionError:
-                continue
-            problems.append(f"seed {seed}: the unscaled figures pass {key} in the normal run ({sorted(normal)}): "
-                            "a lab that computes them without its primitives would too")
+    normal = suite.NORMAL_RUN
+    with _patched(ref, {target: scaled.function(seed, _original(ref, target)) for target, scaled in normal.items()}):
+        run = ref.fault_injection.run_fault_injection(seed)
+    procedure = suite.Procedure(ref, seed, normal).figures
+    for key in suite.SIGNALS:
+        try:
+            suite.check_returned(key, run, expect=True)
+            suite.check_same_procedure(key, run, procedure)
+        except AssertionError as exc:
+            problems.append(f"seed {seed}: the normal run fails {key}: {exc}")
+        try:
+            suite.check_same_procedure(key, unscaled, procedure)
+        except AssertionError:
+            continue
+        problems.append(f"seed {seed}: the unscaled figures pass {key} in the normal run: a lab that computes "
+                        "them without its primitives would too")
     return problems
 
 

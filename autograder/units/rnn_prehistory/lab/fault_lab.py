@@ -174,10 +174,6 @@ NORMAL_RUN: dict[str, Broken] = {
 }
 
 
-def normal_run(without=()) -> dict[str, Broken]:
-    """NORMAL_RUN, less the targets `without` (bptt's, where correct stand-ins replace them)."""
-    return {target: scaled for target, scaled in NORMAL_RUN.items() if target not in without}
-
 
 def run_name(replacements: dict) -> str:
     return " + ".join(f"{target}={broken.name}" for target, broken in replacements.items())

@@ -40,11 +40,13 @@ import pytest
 
 from autograder.authoring.checks import CheckFailed, diagnose, expect_array, expect_not_mutated, expect_tuple
 from autograder.i18n import N_, _
+from autograder.units.rnn_prehistory.lab.broken_primitives import ScaledPrimitive
 from autograder.units.rnn_prehistory.lab.fault_lab import (
     BPTT_STAND_INS,
     BROKEN,
     EXPECTED,
     EXPERIMENT_PRIMITIVES,
+    NORMAL_RUN,
     PRIMITIVE_TOPIC,
     RERUN_FUNCTIONS,
     RERUNS,
@@ -59,7 +61,6 @@ from autograder.units.rnn_prehistory.lab.fault_lab import (
     broken_runs,
     check_returned,
     check_same_procedure,
-    normal_run,
     pool_seed,
 )
 from autograder.units.rnn_prehistory.lab.record import (
@@ -119,13 +120,13 @@ def lab(fault_injection, run_seed, report_extras):
     record = _lab_record(report_extras)
     record.seed = seed
     run = fault_injection.run_fault_injection
-    # The normal run too is a rewritten copy, its primitives' results scaled (fault_lab.NORMAL_RUN).
-    state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "normal": normal_run(),
-             "pending": run.replaced(_bodies(normal_run(), seed)).submit(seed), "background": {
-                 name: run.replaced(_bodies(replacements, seed)).submit(seed)
-                 for name, (replacements, _keys) in broken_runs().items()}}
+    state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "normal": NORMAL_RUN, "background": {
+        name: run.replaced(_bodies(replacements, seed)).submit(seed)
+        for name, (replacements, _keys) in broken_runs().items()}}
     try:
-        state["run"] = state["pending"].result()
+        # The normal run too is a rewritten copy, its primitives' results scaled (fault_lab.NORMAL_RUN),
+        # in a fresh worker of its own, here while the broken runs go on in the background.
+        state["run"] = run.replaced(_bodies(state["normal"], seed))(seed)
         record.returned = plain(state["run"]) if isinstance(state["run"], dict) else repr(state["run"])[:200]
     except Exception as exc:  # noqa: BLE001 - re-raised in every test that needs it
         state["error"] = exc
@@ -138,6 +139,20 @@ def _bodies(replacements: dict, seed: int) -> dict:
     return {target: broken.body(seed) for target, broken in replacements.items()}
 
 
+def _with_stand_ins(replacements: dict, seed: int) -> tuple[dict, dict]:
+    """(patches, bodies) of a run graded with correct stand-ins for bptt's functions: a stand-in
+    whose target the run scales is lent scaled the same way (the student's function it would
+    scale raises); one the run replaces by a broken body gives way to it."""
+    patches, bodies = dict(BPTT_STAND_INS), {}
+    for target, broken in replacements.items():
+        if target in patches and isinstance(broken, ScaledPrimitive):
+            patches[target] = broken.function(seed, patches[target])
+        else:
+            patches.pop(target, None)
+            bodies[target] = broken.body(seed)
+    return patches, bodies
+
+
 def _lab_run(lab, reruns):
     """The student's lab result; when it raised and bptt's functions fail in the grader's own
     runs, the result of the same lab with correct stand-ins for those (the bptt topic holds the cause)."""
@@ -146,10 +161,9 @@ def _lab_run(lab, reruns):
                    if PRIMITIVE_TOPIC[p] != TOPIC}
         lab["stand_in"] = failing
         if failing:
-            lab["normal"] = normal_run(without=BPTT_STAND_INS)
+            patches, bodies = _with_stand_ins(lab["normal"], lab["seed"])
             try:
-                lab["run"] = lab["function"].patched(BPTT_STAND_INS).replaced(
-                    _bodies(lab["normal"], lab["seed"]))(lab["seed"])
+                lab["run"] = lab["function"].patched(patches).replaced(bodies)(lab["seed"])
                 del lab["error"]
             except Exception as exc:  # noqa: BLE001 - the lab's own failure, raised below
                 lab["error"] = exc
@@ -162,10 +176,9 @@ def _patched_run(lab, name):
     """The student's lab in the broken run `name` (fault_lab.BROKEN_RUNS)."""
     replacements = broken_runs()[name][0]
     if name not in lab["patched"] and lab.get("stand_in"):
-        stand_ins = {k: v for k, v in BPTT_STAND_INS.items() if k not in replacements}
+        patches, bodies = _with_stand_ins(replacements, lab["seed"])
         try:
-            lab["patched"][name] = lab["function"].patched(stand_ins).replaced(
-                _bodies(replacements, lab["seed"]))(lab["seed"])
+            lab["patched"][name] = lab["function"].patched(patches).replaced(bodies)(lab["seed"])
         except Exception as exc:  # noqa: BLE001
             lab["patched"][name] = exc
     if name not in lab["patched"]:
