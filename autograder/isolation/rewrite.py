@@ -20,7 +20,18 @@ does not import in the worker either, and is left as it is.
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass
+
+# ast.parse in two threads at once can fail in CPython before 3.11.8 and 3.12.2 ("AST
+# constructor recursion depth mismatch", gh-106905): the lab's normal run and its broken runs
+# start their workers from two threads.
+_PARSING = threading.Lock()
+
+
+def _parse(text: str) -> ast.Module:
+    with _PARSING:
+        return ast.parse(text)
 
 
 @dataclass(frozen=True)
@@ -61,7 +72,7 @@ def scale_result(source: bytes, function: str, scaled: Scaled) -> bytes:
     the same function with its result scaled; every line of the source keeps its number."""
     text = source.decode("utf-8", "replace")
     try:
-        ast.parse(text)
+        _parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return source
     if "\ndef _scaled_result(" not in text:
@@ -97,7 +108,7 @@ def replace_body(source: bytes, function: str, body: Body) -> bytes:
     defined at the end of the module."""
     text = source.decode("utf-8", "replace")
     try:
-        tree = ast.parse(text)
+        tree = _parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return source
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]

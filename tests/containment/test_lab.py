@@ -165,3 +165,20 @@ def test_a_lab_that_measures_inline_unless_a_primitive_is_replaced_loses_the_sig
             result["message"]
     result = results[SIGNAL_TESTS["bptt_matches_finite_difference"]]
     assert result["outcome"] == "passed", result["message"]
+
+
+def test_constants_flipped_by_detection_earn_nothing_behind_a_primitive_that_disagrees_on_purpose(case):
+    """jacobian_chain_norms off by 1e-11 (its own tests pass, the grader's run of the experiment
+    sees it disagree with the correct one), and constants flipped when the rewrite is detected.
+    Before: the lab was judged only on agreeing with its own figures where a primitive
+    disagreed, and the three spectral signals earned 4.5 points; now the procedure calls the
+    student's own chain there, and constants are not its figures."""
+    sub = case.submission("detect-behind-faulty", replace={"fault_injection.py": [(
+        "    return np.linalg.norm(products, ord=2, axis=(1, 2)) if T else np.zeros(0)",
+        "    return np.linalg.norm(products, ord=2, axis=(1, 2)) + 1e-11 if T else np.zeros(0)")]},
+        append={"fault_injection.py": payload("detect_rewrite", mode="flip", how="code", own=_own_fingerprints("code"),
+                                               constants=CONSTANTS)})
+    graded = case.grade(sub, "fault_injection")
+    results = results_of(graded.score, "fault_injection")
+    assert results["hidden::test_jacobian_chain_norms_tanh_matches_finite_differences"]["outcome"] == "passed"
+    assert _lab_points(graded.score) == 0, {t: results[t]["message"] for t in SIGNAL_TESTS.values()}

@@ -319,11 +319,15 @@ class Procedure:
     of the signals it checks (a full run costs ~0.15 s; six of them would double the lab's
     grading time)."""
 
-    def __init__(self, reference, seed: int, normal: dict | None = None):
-        """`figures`: the procedure with the primitives of `normal` (NORMAL_RUN, or none) scaled."""
+    def __init__(self, reference, seed: int, normal: dict | None = None, through: dict | None = None):
+        """`figures`: the procedure with the primitives of `normal` (NORMAL_RUN, or none) scaled.
+        `through` ({target: function}) puts other functions in the reference's place first: the
+        student's primitives that disagree with the correct ones, so that the figures are what
+        a lab measures with them (broken and scaled versions then change those)."""
         self.reference, self.seed = reference, seed
+        self._through = {target: (lambda _original, f=f: f) for target, f in (through or {}).items()}
         self._starts: dict[str, Mapping] = {}     # experiment -> the generator's state it starts from
-        with self._replaced(normal or {}):
+        with self._set(self._through), self._replaced(normal or {}):
             self.figures = self._run(PROCEDURE.values())
 
     def _run(self, experiments, start_at_kept=False) -> dict:
@@ -338,22 +342,27 @@ class Procedure:
         return figures
 
     @contextmanager
-    def _replaced(self, replacements: dict):
+    def _set(self, makers: dict):
+        """Each target ("module.function") of the reference set to makers[target](its function)."""
         saved = []
-        for target, broken in replacements.items():
+        for target, make in makers.items():
             module = getattr(self.reference, target.rsplit(".", 1)[0])
             saved.append((module, target.rsplit(".", 1)[1], getattr(module, target.rsplit(".", 1)[1])))
-            setattr(module, saved[-1][1], broken.function(self.seed, saved[-1][2]))
+            setattr(module, saved[-1][1], make(saved[-1][2]))
         try:
             yield
         finally:
             for module, attr, original in reversed(saved):
                 setattr(module, attr, original)
 
+    def _replaced(self, replacements: dict):
+        return self._set({target: (lambda original, b=broken: b.function(self.seed, original))
+                          for target, broken in replacements.items()})
+
     def broken(self, replacements: dict, keys) -> dict:
         """The figures of the signals `keys` with each target ("module.function") of
         `replacements` replaced by its broken version."""
-        with self._replaced(replacements):
+        with self._set(self._through), self._replaced(replacements):
             return self._run(dict.fromkeys(PROCEDURE[RERUNS[key]] for key in keys), start_at_kept=True)
 
 
