@@ -12,7 +12,9 @@ Two kinds of tests:
       probed on fixed inputs, then every call compared with the correct primitive on the
       same inputs (`deviations`). It carries no points of its own: a wrong primitive is
       charged by that primitive's tests, and bptt's functions in bptt;
-  (a) the student's `run_fault_injection(seed)`: the signal agrees with its own figures;
+  (a) the student's `run_fault_injection(seed)`, in a fresh worker whose copy of the module
+      scales each primitive's result by a factor near 1 (fault_lab.NORMAL_RUN, drawn per
+      grading): the signal agrees with its own figures;
       when every primitive of its experiment agreed with the correct one in (b), it must
       be true with plausible figures. When one did not, the lab is right to report what
       it measured, true or false. When the lab raises because bptt's functions raise, it
@@ -23,9 +25,11 @@ Two kinds of tests:
       (its source, code objects and line numbers differ), so what the broken primitive does
       to the figures depends on the seed's draws and on factors drawn per grading: a lab
       that returns constants, or flips them when it sees a broken run, earns nothing.
-  In (a) and (c), where every primitive of the experiment is right, the figures must be
-  those of the docstrings' procedure run by the grader on the same seed (the reference's
-  run_fault_injection, with the same broken primitive in (c)), not only plausible.
+  In (a) and (c) the figures must be those of the docstrings' procedure run by the grader
+  on the same seed (the reference's run_fault_injection, with the same scaling in (a) and
+  the same broken primitive in (c); a student's primitive that disagreed in (b) is called
+  in the reference's place), not only plausible. Nothing rests on the lab not telling the
+  runs apart: each one's figures are numbers only measuring gives.
 
 Everything the run saw goes into one `LabRecord` (lab/record.py), which the evidence
 file and the figure read.
