@@ -8,16 +8,24 @@ kernels import autograder/notebook.py instead.
   NotImplementedError()` where a solution-only helper was, so the module would not import).
 - `autograde`, before the notebook runs: `KeepOneCellPerId` drops copies of a course cell
   without stopping the class; `OverwriteCellsQuietly` warns about a locked cell only when
-  the student changed it; `OnlyAnswerCellsRun` lets no student code run in the kernel.
+  the student changed it, and a cell copied from another notebook (an id this notebook does
+  not have) becomes the student's own; `OnlyAnswerCellsRun` lets no student code run in
+  the kernel.
+- `autograde` and `generate_feedback`: `StudentTextAsText` shows a student's Markdown and
+  raw cells as text, never as HTML.
 - `generate_feedback`: `WrappedFeedback` wraps the grader's messages and hints.
 """
 
 from __future__ import annotations
 
+import re
+
+from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbgrader.api import MissingEntry
 from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
+from traitlets import Bool, List
 
 from autograder.notebook import REMOVED, STUB_KEY, answer_body, answer_module
 
@@ -83,8 +91,14 @@ class OverwriteCellsQuietly(OverwriteCells):
             try:
                 source_cell = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
             except MissingEntry:
-                source_cell = None          # the parent says so and drops the id
-            if source_cell is not None and source_cell.locked and cell.source == released(source_cell.source):
+                # A cell copied from another notebook: nbgrader drops only its id, and the
+                # id-less metadata left then fails CheckCellMetadata, which scores the whole
+                # submission 0. It becomes one of the student's own cells instead.
+                self.log.warning("Cell with id '%s' is no cell of %s (copied from another notebook?): not graded",
+                                 grade_id, self.notebook_id)
+                del cell.metadata["nbgrader"]
+                return cell, resources
+            if source_cell.locked and cell.source == released(source_cell.source):
                 cell.source = source_cell.source
         return super().preprocess_cell(cell, resources, index)
 
@@ -113,9 +127,54 @@ class OnlyAnswerCellsRun(NbGraderPreprocessor):
         return cell, resources
 
 
-class WrappedFeedback(NbGraderPreprocessor):
+class StudentTextAsText(Preprocessor):
+    """autograde and generate_feedback: a Markdown or raw cell the student wrote is shown as
+    the text they typed, never as HTML. nbgrader's feedback template renders Markdown without
+    sanitising it (a student's `<script>` or `<img onerror=...>` ran in the page) and a raw
+    cell as it is; the course's own text cells are the locked ones, put back from the
+    gradebook by autograde."""
+
+    enabled = Bool(True).tag(config=True)       # nbconvert's preprocessors are off by default
+
+    def preprocess_cell(self, cell, resources, index):
+        course_cell = bool((cell.metadata.get("nbgrader") or {}).get("locked"))
+        if cell.cell_type in ("markdown", "raw") and not course_cell:
+            if cell.cell_type == "raw" or not as_text(cell.source):
+                cell.source = as_text_block(cell.source)
+            cell.cell_type = "markdown"
+            cell.metadata.pop("raw_mimetype", None)
+            cell.metadata.pop("format", None)
+            cell.pop("attachments", None)
+        return cell, resources
+
+
+def as_text_block(text: str) -> str:
+    """Markdown showing `text` as typed: a fenced block, its fence longer than any run of
+    backticks in it (so nothing in it can close the block early)."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def as_text(source: str) -> bool:
+    """Whether Markdown `source` is already one such block (autograde made it one before
+    generate_feedback sees it: it is not wrapped twice)."""
+    match = re.fullmatch(r"(`{3,})text\n(.*)\n\1", source, flags=re.DOTALL)
+    return match is not None and as_text_block(match.group(2)) == source
+
+
+class ClearHiddenTestsInFeedback(ClearHiddenTests):
+    """ClearHiddenTests in generate_feedback, accepting nbconvert's HTML setting of
+    `display_data_priority` (nbgrader's preprocessors redeclare it without `config=True`,
+    so traitlets warned "Config option `display_data_priority` not recognized")."""
+
+    display_data_priority = List(ClearHiddenTests.class_traits()["display_data_priority"].default()).tag(config=True)
+
+
+class WrappedFeedback(Preprocessor):
     """generate_feedback, after CSSHTMLHeaderPreprocessor: long output lines wrap (nbconvert's
     style keeps each on one line in a box that scrolls sideways, cutting the message off)."""
+
+    enabled = Bool(True).tag(config=True)
 
     def preprocess(self, nb, resources):
         resources.setdefault("inlining", {}).setdefault("css", []).append(WRAP_OUTPUT_CSS)

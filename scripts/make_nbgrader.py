@@ -49,8 +49,10 @@ from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMa
                                     ComputeChecksums, GetGrades, IncludeHeaderFooter, InstantiateTests, LockCells,
                                     OverwriteKernelspec, SaveCells)
 
-from autograder.nbgrader_preprocessors import (KeepOneCellPerId, OnlyAnswerCellsRun, OverwriteCellsQuietly,
-                                               ReleaseTheStubs, WrappedFeedback)
+from autograder.nbgrader_exchange import NoLinksCollect, ReleaseFeedbackWithSecrets, no_links_in_submission
+from autograder.nbgrader_preprocessors import (ClearHiddenTestsInFeedback, KeepOneCellPerId, OnlyAnswerCellsRun,
+                                               OverwriteCellsQuietly, ReleaseTheStubs, StudentTextAsText,
+                                               WrappedFeedback)
 
 # nbgrader runs `alembic` and the kernel by PATH: the ones beside this Python, so that
 # `.venv/bin/nbgrader ...` works without the venv activated.
@@ -64,22 +66,34 @@ c.CourseDirectory.course_id = "{course}"
 c.GenerateAssignment.preprocessors = [IncludeHeaderFooter, InstantiateTests, LockCells, ClearSolutions, ReleaseTheStubs,
                                       ClearOutput, CheckCellMetadata, ComputeChecksums, SaveCells, ClearHiddenTests,
                                       ClearMarkScheme, ComputeChecksums, CheckCellMetadata]
-# Only the notebooks (and the submission time) are collected: nothing else a student hands
-# in reaches the autograded folder.
-c.CourseDirectory.include = ["*.ipynb", "timestamp.txt"]
+# Only the notebooks, the submission time and the submission's secret (which names its
+# released feedback) are collected: nothing else a student hands in reaches the autograded folder.
+c.CourseDirectory.include = ["*.ipynb", "timestamp.txt", "submission_secret.txt"]
+# Students write the exchange's inbound folder: collect copies only plain files and real
+# folders, never through a link (a notebook that is a link to the instructor's or to a
+# classmate's is graded as released, with a note saying why); autograde takes a submission
+# that reached submitted/ with links the same way before it reads any of it.
+c.ExchangeFactory.collect = NoLinksCollect
+c.Autograde.pre_convert_hook = no_links_in_submission
+# A submission without its secret (copied into submitted/ by hand) gets no released
+# feedback, and no longer stops release_feedback for the students after it.
+c.ExchangeFactory.release_feedback = ReleaseFeedbackWithSecrets
 # During autograde no student code runs in the kernel: answer cells only write their module
 # (graded in the grader's worker), other code cells are emptied; a copied course cell is
-# ignored instead of stopping the class; only a changed locked cell warns.
+# ignored instead of stopping the class; only a changed locked cell warns; the student's own
+# Markdown is kept as text (never HTML, in the formgrader or the feedback).
 c.Autograde.sanitize_preprocessors = [ClearOutput, KeepOneCellPerId, OverwriteKernelspec, OverwriteCellsQuietly,
-                                      OnlyAnswerCellsRun, CheckCellMetadata]
+                                      StudentTextAsText, OnlyAnswerCellsRun, CheckCellMetadata]
 # The kernel starts without its working directory (the student's folder) on sys.path.
 c.Execute.extra_arguments = ["--InteractiveShellApp.ignore_cwd=True"]
 # Seconds per cell: a test cell grades its topic (an endless loop in student code stops
 # at the grader's own per-call limit, well within this).
 c.Execute.timeout = {timeout}
 # The feedback shows the grader's messages and hints, never the hidden test cells' code,
-# with long lines wrapped instead of cut off in a scrolling box.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor, WrappedFeedback]
+# with long lines wrapped instead of cut off in a scrolling box, and the student's own
+# Markdown as text.
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInFeedback, StudentTextAsText, CSSHTMLHeaderPreprocessor,
+                                    WrappedFeedback]
 
 load_subconfig("local_nbgrader_config.py")  # noqa: F821 - your site's settings, when the file exists
 '''
