@@ -1,8 +1,9 @@
 """The course in Jupyter, round trip with real nbgrader and a real Jupyter kernel:
 generate_assignment -> release_assignment -> fetch_assignment (as students) -> the answer
-cells filled -> submit -> collect -> autograde -> generate_feedback, in a temporary course
-with a local exchange folder. The gradebook's score of every notebook equals
-`python -m autograder grade` of the same code, topic by topic.
+cells filled -> submit -> collect -> autograde -> generate_feedback -> release_feedback ->
+fetch_feedback (as students), in a temporary course with a local exchange folder. The
+gradebook's score of every notebook equals `python -m autograder grade` of the same code,
+topic by topic, and so does the feedback each student fetches.
 
 The round trip takes minutes (every nbgrader command starts a heavy application, every
 notebook a kernel), so its tests run in `make sweep`, which CI runs after `make test`; the
@@ -188,7 +189,8 @@ def round_trip(tmp_path_factory):
     for student, (mods, how) in students.items():
         home_dir = root / "students" / student
         home_dir.mkdir(parents=True)
-        run("fetch_assignment", ASSIGNMENT, "--course", ASSIGNMENT, x, cwd=home_dir, env=env)
+        mine = {**env, "HOME": str(home_dir)}           # each student's own nbgrader cache (for fetch_feedback)
+        run("fetch_assignment", ASSIGNMENT, "--course", ASSIGNMENT, x, cwd=home_dir, env=mine)
         folder = home_dir / ASSIGNMENT
         fill(folder, mods, **how)
         if mods and mods is not everything:     # a student who did one topic hands in that notebook only
@@ -197,7 +199,7 @@ def round_trip(tmp_path_factory):
                     path.unlink()
         modules[student] = {t.module: mods.get(t.module) for t in UNIT.topics
                             if (folder / f"{t.id}.ipynb").exists()}
-        run("submit", ASSIGNMENT, "--course", ASSIGNMENT, x, f"--student={student}", cwd=home_dir, env=env)
+        run("submit", ASSIGNMENT, "--course", ASSIGNMENT, x, f"--student={student}", cwd=home_dir, env=mine)
     run("collect", ASSIGNMENT, cwd=course, env=env)
     # Files that reach submitted/ another way (copied by hand, an LMS download) are not
     # filtered by collect: the kernel and the grader must still not import them.
@@ -208,9 +210,15 @@ def round_trip(tmp_path_factory):
     modules[SHADOW_COPIED] = modules["stubs"]
     db_before = (course / "gradebook.db").read_bytes()
     autograde = run("autograde", ASSIGNMENT, "--create", cwd=course, env=env, timeout=1800)
-    run("generate_feedback", ASSIGNMENT, cwd=course, env=env)
+    feedback = run("generate_feedback", ASSIGNMENT, cwd=course, env=env)
+    feedback_log = feedback.stderr + run("release_feedback", ASSIGNMENT, cwd=course, env=env).stderr
+    fetched = {}
+    for student in students:
+        home_dir = root / "students" / student
+        run("fetch_feedback", ASSIGNMENT, "--course", ASSIGNMENT, x, cwd=home_dir, env={**env, "HOME": str(home_dir)})
+        fetched[student] = {p.stem: p for p in (home_dir / ASSIGNMENT / "feedback").glob("*/*.html")}
     return {"root": root, "course": course, "modules": modules, "db_before": db_before, "marker": marker,
-            "autograde_log": autograde.stdout + autograde.stderr}
+            "autograde_log": autograde.stdout + autograde.stderr, "feedback_log": feedback_log, "fetched": fetched}
 
 
 def _scores(course: Path) -> dict[tuple[str, str], float]:
@@ -456,6 +464,21 @@ def test_a_copied_test_cell_stops_no_one(round_trip):
     twins = [c for c in nb["cells"] if "".join(c["source"]) == REMOVED or c is original]
     assert len(twins) == 2, "the copy is neither graded once nor emptied"
     assert [("nbgrader" in c["metadata"]) for c in twins].count(True) == 1
+
+
+@pytest.mark.sweep
+def test_every_student_fetches_feedback_showing_the_gradebooks_score(round_trip):
+    """release_feedback -> fetch_feedback (README step 8; release_feedback used to stop at the
+    first submission, its secret not collected): each student fetches one page per notebook
+    they handed in, showing the gradebook's score, without a warning of the configuration."""
+    scores = _scores(round_trip["course"])
+    assert "not recognized" not in round_trip["feedback_log"]
+    for student, pages in round_trip["fetched"].items():
+        assert sorted(pages) == sorted(TOPIC_OF[m] for m in round_trip["modules"][student]), student
+        for topic, page in pages.items():
+            shown = re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)", page.read_text())
+            assert shown and float(shown[1]) == pytest.approx(scores[student, topic]), (student, topic, shown)
+            assert float(shown[2]) == UNIT.rubric.topic(topic).points, (student, topic)
 
 
 @pytest.mark.sweep
