@@ -7,12 +7,6 @@ student's own `def` makes it, so its identity, `__module__`, `__name__`, `__qual
 source on the worker's disk is the code that runs. Only the statements of the body after
 the docstring change; every other line keeps its number.
 
-A run may instead keep the student's function and scale its result (`Scaled`, `scale_result`):
-lines appended at the end of the module rebind the name to a wrapper, so the student's own
-code runs and its result is multiplied by a factor. Nothing here hides that from student code
-(it can read the module's source, its code objects): a check built on these runs must hold
-whatever the student can tell, by the numbers each run measures.
-
 The grader parses the student's source here (never runs it): a file that does not parse
 does not import in the worker either, and is left as it is.
 """
@@ -20,18 +14,7 @@ does not import in the worker either, and is left as it is.
 from __future__ import annotations
 
 import ast
-import threading
 from dataclasses import dataclass
-
-# ast.parse in two threads at once can fail in CPython before 3.11.8 and 3.12.2 ("AST
-# constructor recursion depth mismatch", gh-106905): the lab's normal run and its broken runs
-# start their workers from two threads.
-_PARSING = threading.Lock()
-
-
-def _parse(text: str) -> ast.Module:
-    with _PARSING:
-        return ast.parse(text)
 
 
 @dataclass(frozen=True)
@@ -42,46 +25,6 @@ class Body:
 
     params: tuple[tuple[str, str], ...]
     line: str
-
-
-@dataclass(frozen=True)
-class Scaled:
-    """The student's own function, every number of its result (arrays, floats, the items of
-    tuples, lists and dicts) multiplied by `factor`."""
-
-    factor: float
-
-
-# Appended once per module: the scaling, by the result's structure (what is not a number stays).
-_SCALER = """
-
-def _scaled_result(value, factor):
-    if isinstance(value, dict):
-        return {key: _scaled_result(item, factor) for key, item in value.items()}
-    if isinstance(value, (tuple, list)):
-        return type(value)(_scaled_result(item, factor) for item in value)
-    try:
-        return __import__("numpy").multiply(value, factor)
-    except TypeError:
-        return value
-"""
-
-
-def scale_result(source: bytes, function: str, scaled: Scaled) -> bytes:
-    """`source` with lines appended that rebind `function` (when the module defines it) to
-    the same function with its result scaled; every line of the source keeps its number."""
-    text = source.decode("utf-8", "replace")
-    try:
-        _parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return source
-    if "\ndef _scaled_result(" not in text:
-        text = text.rstrip("\n") + "\n" + _SCALER
-    factor = repr(float(scaled.factor))
-    text += (f"\nif callable(globals().get({function!r})):\n"
-             f"    {function} = __import__('functools').wraps({function})("
-             f"lambda *args, _own={function}, **kwargs: _scaled_result(_own(*args, **kwargs), {factor}))\n")
-    return text.encode()
 
 
 def _bindings(node: ast.FunctionDef, params) -> str:
@@ -108,7 +51,7 @@ def replace_body(source: bytes, function: str, body: Body) -> bytes:
     defined at the end of the module."""
     text = source.decode("utf-8", "replace")
     try:
-        tree = _parse(text)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return source
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]

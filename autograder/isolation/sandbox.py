@@ -112,14 +112,13 @@ class IsolationError(RuntimeError):
 
 
 def replace_functions(folder: Path, replace: dict) -> None:
-    """Give the functions of `replace` ({"module.function": rewrite.Body, or rewrite.Scaled})
-    other code in the copy of the submission in `folder`, before a worker is started on it."""
+    """Give the functions of `replace` ({"module.function": rewrite.Body}) other code in the
+    copy of the submission in `folder`, before a worker is started on it."""
     for target, body in replace.items():
         module, function = target.rsplit(".", 1)
         path = folder / f"{module}.py"
         if path.is_file():
-            change = rewrite.scale_result if isinstance(body, rewrite.Scaled) else rewrite.replace_body
-            path.write_bytes(change(path.read_bytes(), function, body))
+            path.write_bytes(rewrite.replace_body(path.read_bytes(), function, body))
 
 
 class WorkerDied(Exception):

@@ -13,12 +13,8 @@ are compared with the docstrings' procedure on the same seed, so constants fail 
 from __future__ import annotations
 
 import ast
-import json
-import subprocess
-import sys
 
-import pytest
-from harness import payload, payload_code, results_of, topic
+from harness import payload, results_of, topic
 from helpers import SOLUTIONS
 
 LAB_PRIMITIVES = ("log_abs_cumprod", "scale_spectral_radius", "jacobian_chain_norms", "clip_grad_norm")
@@ -80,12 +76,10 @@ def test_plain_constants_earn_no_lab_points(case):
 
 def test_a_lab_that_measures_inline_cannot_see_the_broken_primitive_runs(case):
     """The right figures, computed with private copies of the primitives, and the same
-    detection: in the grader's runs with a broken primitive it never fires (the module
-    defines the broken primitive itself, at full size), and in the normal run, whose
-    primitives' results are scaled, it fires on the four of fault_injection.py (it looks
-    for a swapped attribute). Only the gradient check, measured through bptt.py by name,
-    keeps its points; the vanishing signal, also measured through bptt.py but on a matrix
-    the copy of scale_spectral_radius makes, kept them before issue 37."""
+    detection: in the grader's runs with a broken primitive the detection never fires (the
+    module defines the broken primitive itself, at full size), so the signals measured
+    through fault_injection.py's primitives stay true there and lose their points; the
+    two measured through bptt.py react honestly and keep theirs."""
     sub = case.submission("detecting-inline", append={"fault_injection.py": _private_copies() + payload(
         "detecting_lab", primitives=LAB_PRIMITIVES, constants=None)})
     graded = case.grade(sub, "fault_injection")
@@ -93,11 +87,9 @@ def test_a_lab_that_measures_inline_cannot_see_the_broken_primitive_runs(case):
     for key in THROUGH_LAB_PRIMITIVES:
         result = results[SIGNAL_TESTS[key]]
         assert result["outcome"] != "passed", f"{key}: the detection saw the broken primitive"
-        assert "stayed True" in result["message"] or "expected True" in result["message"], result["message"]
-    result = results[SIGNAL_TESTS["clipping_does_not_rescue_vanishing"]]      # its matrix: the copy's radius
-    assert result["outcome"] != "passed", result
-    result = results[SIGNAL_TESTS["bptt_matches_finite_difference"]]          # through bptt.py, by name
-    assert result["outcome"] == "passed", result["message"]
+        assert "stayed True" in result["message"], result["message"]
+    for key in set(SIGNAL_TESTS) - set(THROUGH_LAB_PRIMITIVES):
+        assert results[SIGNAL_TESTS[key]]["outcome"] == "passed", results[SIGNAL_TESTS[key]]["message"]
 
 
 def test_no_broken_primitive_is_in_the_worker_of_a_hidden_grading(case):
@@ -109,76 +101,3 @@ def test_no_broken_primitive_is_in_the_worker_of_a_hidden_grading(case):
     graded = case.grade(sub, "attention")
     assert topic(graded.score, "attention")["earned"] == topic(graded.score, "attention")["possible"], \
         results_of(graded.score, "attention")
-
-
-def _own_fingerprints(how: str) -> dict:
-    """The fingerprints of the reference's own primitives (and bptt.rnn_backward), as a student
-    computes them in advance: payloads/detect_rewrite.py's `_fingerprint`, run on the solution."""
-    names = [*LAB_PRIMITIVES, "rnn_backward"]
-    script = ("import json, bptt, fault_injection\n"
-              f"ns = {{'run_fault_injection': None, '_PARAMS': {{}}}}\nexec({payload_code('detect_rewrite')!r}, ns)\n"
-              f"fs = {{n: getattr(bptt if n == 'rnn_backward' else fault_injection, n) for n in {names!r}}}\n"
-              f"print(json.dumps({{n: ns['_fingerprint']({how!r}, f) for n, f in fs.items()}}))\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=SOLUTIONS, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
-
-
-def _detecting(case, mode: str, how: str, unwrap: bool = False):
-    prefix = _private_copies() if mode == "inline" else ""
-    sub = case.submission(f"detect-{mode}-{how}", append={"fault_injection.py": prefix + payload(
-        "detect_rewrite", mode=mode, how=how, own=_own_fingerprints(how), constants=CONSTANTS, unwrap=unwrap)})
-    graded = case.grade(sub, "fault_injection")
-    return graded, results_of(graded.score, "fault_injection")
-
-
-# Issue 37, item 1: the rewritten module is told from the student's own by its source, its
-# file, its bytecode or its line numbers. Before: the bptt signal chosen so earned its 1.5
-# points (6/15 against 4.5), the flips earned the signals whose broken figures are constants.
-@pytest.mark.parametrize("how", ["code", "source"])
-def test_a_bptt_signal_chosen_by_detecting_the_rewrite_earns_nothing(case, how):
-    _graded, results = _detecting(case, "bptt", how)
-    result = results[SIGNAL_TESTS["bptt_matches_finite_difference"]]
-    assert result["outcome"] != "passed", result
-    assert all(results[test]["outcome"] != "passed" for test in SIGNAL_TESTS.values()), results
-
-
-@pytest.mark.parametrize("how", ["lines", "file"])
-def test_constants_flipped_by_detecting_the_rewrite_earn_no_lab_points(case, how):
-    graded, results = _detecting(case, "flip", how)
-    assert _lab_points(graded.score) == 0, {t: results[t]["message"] for t in SIGNAL_TESTS.values()}
-
-
-
-def test_a_lab_that_measures_inline_unless_a_primitive_is_replaced_loses_the_signals_it_does_not_measure(case):
-    """Private copies of the four primitives of fault_injection.py, and the module's functions
-    when one of them runs other code than the student's (the bytecode tells, a wrapper around
-    the student's own function counts as its own). Before: 15/15 (the normal run was the
-    student's module; every broken run replaced a body). Now the normal run scales each
-    primitive's result: the copies miss it, and the five signals measured through them fail
-    there, and so does the vanishing signal (its matrix comes from scale_spectral_radius); the
-    gradient check, measured through bptt.py by name, keeps its points."""
-    graded, results = _detecting(case, "inline", "code", unwrap=True)
-    for key in set(SIGNAL_TESTS) - {"bptt_matches_finite_difference"}:
-        result = results[SIGNAL_TESTS[key]]
-        assert result["outcome"] != "passed", f"{key}: the private copies passed the normal run"
-        assert "measures through the primitives" in result["message"] or "scales each primitive" in result["message"], \
-            result["message"]
-    result = results[SIGNAL_TESTS["bptt_matches_finite_difference"]]
-    assert result["outcome"] == "passed", result["message"]
-
-
-def test_constants_flipped_by_detection_earn_nothing_behind_a_primitive_that_disagrees_on_purpose(case):
-    """jacobian_chain_norms off by 1e-11 (its own tests pass, the grader's run of the experiment
-    sees it disagree with the correct one), and constants flipped when the rewrite is detected.
-    Before: the lab was judged only on agreeing with its own figures where a primitive
-    disagreed, and the three spectral signals earned 4.5 points; now the procedure calls the
-    student's own chain there, and constants are not its figures."""
-    sub = case.submission("detect-behind-faulty", replace={"fault_injection.py": [(
-        "    return np.linalg.norm(products, ord=2, axis=(1, 2)) if T else np.zeros(0)",
-        "    return np.linalg.norm(products, ord=2, axis=(1, 2)) + 1e-11 if T else np.zeros(0)")]},
-        append={"fault_injection.py": payload("detect_rewrite", mode="flip", how="code", own=_own_fingerprints("code"),
-                                               constants=CONSTANTS)})
-    graded = case.grade(sub, "fault_injection")
-    results = results_of(graded.score, "fault_injection")
-    assert results["hidden::test_jacobian_chain_norms_tanh_matches_finite_differences"]["outcome"] == "passed"
-    assert _lab_points(graded.score) == 0, {t: results[t]["message"] for t in SIGNAL_TESTS.values()}

@@ -7,8 +7,6 @@ SEED_POOL, with the tables and experiments of lab/fault_lab.py. For every seed o
   suite's plausibility RANGES and consistent with the signal's criterion;
 - each known-broken primitive of the suite's BROKEN table turns its signal false (built
   in-process here from the same one-line body the worker's copy of the module gets);
-- the normal run the grader judges, each primitive's result scaled (NORMAL_RUN), shows every
-  signal with the procedure's figures, and the unscaled figures are not those (issue 37);
 - the figures are reproducible: a valid alternative lab (the topic's alternatives/) gives the
   procedure's figures within the suite's SAME_SEED_RTOL, and each wrong measurement of
   the lab (the topic's mutants.yaml) is farther off than that on every seed;
@@ -67,11 +65,6 @@ def _patched(ref, patches: dict):
             setattr(module, attr, original)
 
 
-def _original(ref, target: str):
-    module, attr = target.rsplit(".", 1)
-    return getattr(getattr(ref, module), attr)
-
-
 def _check_seed(seed: int) -> list[str]:
     """Everything the suite relies on for one seed; returns the problems found."""
     problems = []
@@ -87,9 +80,8 @@ def _check_seed(seed: int) -> list[str]:
         if not lo <= run[fig] <= hi:
             problems.append(f"seed {seed}: {fig} = {run[fig]!r} outside {suite.RANGES[fig]}")
     procedure = suite.Procedure(ref, seed)
-    problems += _check_normal_run(ref, seed, procedure.figures)
     for name, (replacements, keys) in suite.broken_runs().items():
-        with _patched(ref, {target: broken.function(seed, _original(ref, target)) for target, broken in replacements.items()}):
+        with _patched(ref, {target: broken.function() for target, broken in replacements.items()}):
             with np.errstate(all="ignore"):
                 flipped = ref.fault_injection.run_fault_injection(seed)
         # The grader's procedure repeats only this run's experiments, from the kept generator states.
@@ -105,30 +97,6 @@ def _check_seed(seed: int) -> list[str]:
         result = suite.RERUN_FUNCTIONS[name](primitives, seed)
         if not suite.rerun_holds(key, result):
             problems.append(f"seed {seed}: the grader's rerun of {key} fails with the reference: {result['values']}")
-    return problems
-
-
-def _check_normal_run(ref, seed: int, unscaled: dict) -> list[str]:
-    """The normal run the grader judges (its primitives' results scaled, suite.NORMAL_RUN):
-    every signal holds with figures in range and the procedure's, and the unscaled figures (a
-    lab that computes them without its primitives) are not the procedure's for any signal."""
-    problems = []
-    normal = suite.NORMAL_RUN
-    with _patched(ref, {target: scaled.function(seed, _original(ref, target)) for target, scaled in normal.items()}):
-        run = ref.fault_injection.run_fault_injection(seed)
-    procedure = suite.Procedure(ref, seed, normal).figures
-    for key in suite.SIGNALS:
-        try:
-            suite.check_returned(key, run, expect=True)
-            suite.check_same_procedure(key, run, procedure)
-        except AssertionError as exc:
-            problems.append(f"seed {seed}: the normal run fails {key}: {exc}")
-        try:
-            suite.check_same_procedure(key, unscaled, procedure)
-        except AssertionError:
-            continue
-        problems.append(f"seed {seed}: the unscaled figures pass {key} in the normal run: a lab that computes "
-                        "them without its primitives would too")
     return problems
 
 

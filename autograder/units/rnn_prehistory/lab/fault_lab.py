@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Mapping
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -27,12 +26,10 @@ from autograder.units.rnn_prehistory.lab.broken_primitives import (
     CHAIN_WITHOUT_ACTIVATION,
     CHAIN_WITHOUT_WEIGHTS,
     LOG_ABS_NO_CUMSUM,
-    PER_ARRAY_CLIP,
-    RANDOM_RNN_BACKWARD,
+    NO_CLIP,
     SCALE_IGNORES_RHO,
-    SCALED_RNN_BACKWARD,
-    Broken,
-    ScaledPrimitive,
+    ZERO_RNN_BACKWARD,
+    BrokenPrimitive,
 )
 from autograder.units.rnn_prehistory.oracles import NumericalGradient, RelError, RNNBackward, RNNForward
 
@@ -96,7 +93,7 @@ RANGES = {
     "noclip_first_nonfinite_step": (1.0, 3.0),
     "clip_loss_start": (1e2, 1e12),
     "clip_loss_end": (0.0, 1e5),
-    "clip_max_update_norm": (TAU * (1 - 2e-3), TAU * (1 + 1e-9)),     # NORMAL_RUN scales the clip by 1 - 1e-3 at most
+    "clip_max_update_norm": (TAU * (1 - 1e-6), TAU * (1 + 1e-9)),
     "vanish_dx1_noclip": (0.0, 1e-20),
     "vanish_dx1_clip": (0.0, 1e-20),
     "vanish_dxT": (1e-3, 50.0),
@@ -128,7 +125,7 @@ CRITERIA = {
 }
 
 # The known-broken primitives that must turn each signal false: (the function they replace, broken primitive).
-BROKEN: dict[str, list[tuple[str, Broken]]] = {
+BROKEN = {
     "near_one_product_stays_bounded": [("fault_injection.log_abs_cumprod", LOG_ABS_NO_CUMSUM)],
     "rho_below_one_gradient_decays": [("fault_injection.scale_spectral_radius", SCALE_IGNORES_RHO),
                                       ("fault_injection.jacobian_chain_norms", CHAIN_WITHOUT_WEIGHTS)],
@@ -137,45 +134,29 @@ BROKEN: dict[str, list[tuple[str, Broken]]] = {
     "rho_above_one_gradient_explodes": [("fault_injection.scale_spectral_radius", SCALE_IGNORES_RHO),
                                         ("fault_injection.jacobian_chain_norms", CHAIN_WITHOUT_WEIGHTS)],
     "rho_one_tanh_saturation_still_decays": [("fault_injection.jacobian_chain_norms", CHAIN_WITHOUT_ACTIVATION)],
-    "clipping_caps_norm_keeps_training_alive": [("fault_injection.clip_grad_norm", PER_ARRAY_CLIP)],
+    "clipping_caps_norm_keeps_training_alive": [("fault_injection.clip_grad_norm", NO_CLIP)],
     # Not ScaleIgnoresRho here: at radius 1 the driven tanh RNN saturates and dL/dx_1 still
     # vanishes (~1e-23), which is the lab's point about saturation, not a missed break.
-    "clipping_does_not_rescue_vanishing": [("bptt.rnn_backward", RANDOM_RNN_BACKWARD)],
-    "bptt_matches_finite_difference": [("bptt.rnn_backward", SCALED_RNN_BACKWARD)],
+    "clipping_does_not_rescue_vanishing": [("bptt.rnn_backward", ZERO_RNN_BACKWARD)],
+    "bptt_matches_finite_difference": [("bptt.rnn_backward", ZERO_RNN_BACKWARD)],
 }
-# A run with broken primitives is the student's lab at its full size, in a fresh worker
-# (issue 24). Each costs a worker and a whole lab (~0.3 s), so the six broken primitives go
-# in three runs. A run that raises loses every signal it checks, so no broken primitive of
-# a run may hand a student primitive an input the normal run does not: the log product, the
-# radius and the chain's factors feed none (the radius only makes the other experiments'
-# matrices of radius 1). The per-array clip changes the vanishing experiment's clipped
-# figure, so it goes with the scaled rnn_backward (checked on the gradient check only); the
-# random rnn_backward's gradients are of the usual size, and go to the student's own clip. tests/content/test_fault_injection_seeds.py checks
-# on every pool seed that each run turns every signal it checks false.
-BROKEN_RUNS: tuple[dict[str, Broken], ...] = (
+# A run with broken primitives is the student's lab at its full size, in a fresh worker:
+# nothing in it (no shrunk constant, no swapped attribute) may tell it from the student's
+# own run (issue 24). Each costs a worker and a whole lab (~0.3 s), so the six broken
+# primitives go in three runs. A run that raises loses every signal it checks, so no broken
+# primitive of a run may hand a student primitive an input the normal run does not: the
+# log product, the radius and the chain's factors feed none (the radius only makes the
+# other experiments' matrices of radius 1); the zero rnn_backward would hand the student's
+# clip an all-zero gradient (a clip that divides by its norm raises there), so it goes
+# with the broken clip, and no student clip runs. tests/content/test_fault_injection_seeds.py
+# checks on every pool seed that each run turns every signal it checks false.
+BROKEN_RUNS = (
     {"fault_injection.log_abs_cumprod": LOG_ABS_NO_CUMSUM,
      "fault_injection.scale_spectral_radius": SCALE_IGNORES_RHO,
      "fault_injection.jacobian_chain_norms": CHAIN_WITHOUT_ACTIVATION},
-    {"fault_injection.clip_grad_norm": PER_ARRAY_CLIP, "bptt.rnn_backward": SCALED_RNN_BACKWARD},
-    {"fault_injection.jacobian_chain_norms": CHAIN_WITHOUT_WEIGHTS, "bptt.rnn_backward": RANDOM_RNN_BACKWARD},
+    {"fault_injection.clip_grad_norm": NO_CLIP, "bptt.rnn_backward": ZERO_RNN_BACKWARD},
+    {"fault_injection.jacobian_chain_norms": CHAIN_WITHOUT_WEIGHTS},
 )
-
-# The normal run the grader judges is a rewritten copy too (issue 37): each primitive's result
-# scaled by a factor drawn per grading, close enough to 1 that every signal holds with plausible
-# figures, far enough that each signal has a figure it moves by more than SAME_SEED_RTOL (and
-# ABSOLUTE_FLOOR) from the unscaled procedure's. Student code can see the scaling; it cannot
-# pass without measuring through it: a lab that computes its figures without its primitives
-# (copies inline, constants) unless it sees a rewritten module sees one in every judged run,
-# and one that reads the factors has to run the experiments with them to get the figures.
-# tests/content/test_fault_injection_seeds.py checks both on every pool seed.
-NORMAL_RUN: dict[str, Broken] = {
-    "fault_injection.log_abs_cumprod": ScaledPrimitive("LogAbsScaled", (1 + 2e-4, 1 + 1e-3)),
-    "fault_injection.scale_spectral_radius": ScaledPrimitive("RadiusScaled", (1 + 2e-4, 1 + 1e-3)),
-    "fault_injection.jacobian_chain_norms": ScaledPrimitive("ChainScaled", (1 + 2e-4, 1 + 1e-3)),
-    "fault_injection.clip_grad_norm": ScaledPrimitive("ClipScaled", (1 - 1e-3, 1 - 2e-4)),
-    "bptt.rnn_backward": ScaledPrimitive("BackwardScaled", (1 + 4e-7, 1 + 1.6e-6)),
-}
-
 
 
 def run_name(replacements: dict) -> str:
@@ -183,13 +164,13 @@ def run_name(replacements: dict) -> str:
 
 
 def broken_runs() -> dict[str, tuple[dict, list[str]]]:
-    """Each run: name -> (its replacements {target: Broken}, the signals it must turn false)."""
+    """Each run: name -> (its replacements {target: BrokenPrimitive}, the signals it must turn false)."""
     return {run_name(run): (run, [key for key, entries in BROKEN.items()
                                   if any(run.get(target) is broken for target, broken in entries)])
             for run in BROKEN_RUNS}
 
 
-def broken_run_of(target: str, broken: Broken) -> str:
+def broken_run_of(target: str, broken: BrokenPrimitive) -> str:
     """The name of the run that replaces `target` by `broken`."""
     return next(run_name(run) for run in BROKEN_RUNS if run.get(target) is broken)
 
@@ -237,14 +218,10 @@ def _fmt(value) -> str:
 # above the first and 1800 times below the second (tests/content/test_fault_injection_seeds.py).
 SAME_SEED_RTOL = 1e-5
 # Figures that are not reproducible at that tolerance, checked by range and criterion only:
-# clip_loss_end ends 100 chaotic SGD steps (an epsilon of 1e-6 in the clipping norm moves it
-# by up to 78 %).
-NOT_REPRODUCIBLE = ("clip_loss_end",)
-# Figures compared within SAME_SEED_RTOL plus an absolute floor: bptt_rel_error carries the
-# round-off of a finite difference (up to ~5e-10 with the reference, and it changes by 100 %
-# with the order of a sum), far below what the scaled rnn_backward of every judged run makes
-# it (NORMAL_RUN: at least 2e-7; a broken one: 0.2 and more).
-ABSOLUTE_FLOOR = {"bptt_rel_error": 2e-8}
+# bptt_rel_error is the round-off of a finite difference (it changes by 100 % with the
+# order of a sum), and clip_loss_end ends 100 chaotic SGD steps (an epsilon of 1e-6 in the
+# clipping norm moves it by up to 78 %).
+NOT_REPRODUCIBLE = ("bptt_rel_error", "clip_loss_end")
 
 # What each figure measures, as its docstring fixes it: shown when a figure is not the procedure's.
 FIGURE_PROCEDURE = {
@@ -262,49 +239,37 @@ FIGURE_PROCEDURE = {
     "vanish_dx1_noclip": N_("||dx[:, 0]||, the gradient of the first input (not of the initial state h0)"),
     "vanish_dx1_clip": N_("||clipped['x'][:, 0]||, the first input's gradient after clipping"),
     "vanish_dxT": N_("||dx[:, T-1]||, the gradient of the last input"),
-    "bptt_rel_error": N_("||g - g_num|| / (||g|| + ||g_num||) over all of dWx, dWh, db, g from bptt.rnn_backward and "
-                         "g_num from central differences of bptt.rnn_forward"),
 }
 
 
-def check_norm_before_learning_rate(got: float, want: float, rtol: float = SAME_SEED_RTOL) -> None:
+def check_norm_before_learning_rate(got: float, want: float) -> None:
     """clip_max_update_norm = `got` where the procedure measures `want`: named when it is lr
-    times `want` (within `rtol`), the norm of the update lr * clipped instead of the
+    times `want` (within SAME_SEED_RTOL), the norm of the update lr * clipped instead of the
     clipped gradient's -- a hypothesis checked on the numbers."""
-    if abs(got - CLIP_LR * want) <= rtol * CLIP_LR * abs(want):
+    if abs(got - CLIP_LR * want) <= SAME_SEED_RTOL * CLIP_LR * abs(want):
         raise CheckFailed(_("clip_max_update_norm = {got}, expected {expected}: your figure is lr = {lr} times it, "
                             "the norm of the update lr * clipped; measure the norm of the clipped gradient itself, "
                             "before the learning rate multiplies it").format(
             got=f"{got:.6g}", expected=f"{want:.6g}", lr=CLIP_LR), "diagnosed")
 
 
-def check_same_procedure(key: str, run: dict, procedure: dict, broken: str = "") -> None:
+def check_same_procedure(key: str, run: dict, procedure: dict) -> None:
     """The figures of signal `key` in `run` (the student's lab) are those of `procedure`
-    (the docstrings' procedure on the same seed; in a run where the primitives `broken` are
-    replaced by broken ones, with those), within SAME_SEED_RTOL. Where the procedure
-    itself blows up, a lab may stop or go on: not compared."""
+    (the docstrings' procedure on the same seed), within SAME_SEED_RTOL. Where the procedure
+    itself blows up (a run with a broken clip), a lab may stop or go on: not compared."""
     for fig in SIGNAL_FIGURES[key]:
         if fig in NOT_REPRODUCIBLE:
             continue
         got, want = float(run[fig]), float(procedure[fig])
         if got == want or not math.isfinite(want):    # a broken run's blown-up figure is not the point
             continue
-        if math.isfinite(got) and abs(got - want) <= SAME_SEED_RTOL * abs(want) + ABSOLUTE_FLOOR.get(fig, 0.0):
+        if math.isfinite(got) and math.isfinite(want) and abs(got - want) <= SAME_SEED_RTOL * abs(want):
             continue
         if fig == "clip_max_update_norm" and math.isfinite(got):
             check_norm_before_learning_rate(got, want)
-        if broken:
-            raise CheckFailed(_("{key} = {got} with broken versions of {targets}, but the lab as its "
-                                "docstrings describe it measures {expected} with seed {seed} through that version "
-                                "({what}): compute every figure through the primitives, called by their module-level "
-                                "names, in every run").format(
-                key=fig, got=f"{got:.6g}", targets=broken, expected=f"{want:.6g}", seed=procedure.get("_seed", "?"),
-                what=_(FIGURE_PROCEDURE[fig])))
         raise CheckFailed(_("{key} = {got}, but the lab as its docstrings describe it measures {expected} with "
-                            "seed {seed} ({what}; the grader scales each primitive's result by a factor within "
-                            "0.1 % of 1 in every run it judges, so measure through the primitives): follow the "
-                            "docstrings' procedure and their order of random draws (one Generator, the five "
-                            "experiments in order)").format(
+                            "seed {seed} ({what}): follow the docstrings' procedure and their order of random "
+                            "draws (one Generator, the five experiments in order)").format(
             key=fig, got=f"{got:.6g}", expected=f"{want:.6g}", seed=procedure.get("_seed", "?"),
             what=_(FIGURE_PROCEDURE[fig])))
 
@@ -322,16 +287,10 @@ class Procedure:
     of the signals it checks (a full run costs ~0.15 s; six of them would double the lab's
     grading time)."""
 
-    def __init__(self, reference, seed: int, normal: dict | None = None, through: dict | None = None):
-        """`figures`: the procedure with the primitives of `normal` (NORMAL_RUN, or none) scaled.
-        `through` ({target: function}) puts other functions in the reference's place first: the
-        student's primitives that disagree with the correct ones, so that the figures are what
-        a lab measures with them (broken and scaled versions then change those)."""
+    def __init__(self, reference, seed: int):
         self.reference, self.seed = reference, seed
-        self._through = {target: (lambda _original, f=f: f) for target, f in (through or {}).items()}
         self._starts: dict[str, Mapping] = {}     # experiment -> the generator's state it starts from
-        with self._set(self._through), self._replaced(normal or {}):
-            self.figures = self._run(PROCEDURE.values())
+        self.figures = self._run(PROCEDURE.values())
 
     def _run(self, experiments, start_at_kept=False) -> dict:
         rng, figures = np.random.default_rng(self.seed), {"_seed": self.seed}
@@ -344,29 +303,19 @@ class Procedure:
                 figures.update(getattr(self.reference.fault_injection, experiment)(rng))
         return figures
 
-    @contextmanager
-    def _set(self, makers: dict):
-        """Each target ("module.function") of the reference set to makers[target](its function)."""
+    def broken(self, replacements: dict, keys) -> dict:
+        """The figures of the signals `keys` with each target ("module.function") of
+        `replacements` replaced by its BrokenPrimitive."""
         saved = []
-        for target, make in makers.items():
+        for target, broken in replacements.items():
             module = getattr(self.reference, target.rsplit(".", 1)[0])
             saved.append((module, target.rsplit(".", 1)[1], getattr(module, target.rsplit(".", 1)[1])))
-            setattr(module, saved[-1][1], make(saved[-1][2]))
+            setattr(module, saved[-1][1], broken.function())
         try:
-            yield
+            return self._run(dict.fromkeys(PROCEDURE[RERUNS[key]] for key in keys), start_at_kept=True)
         finally:
             for module, attr, original in reversed(saved):
                 setattr(module, attr, original)
-
-    def _replaced(self, replacements: dict):
-        return self._set({target: (lambda original, b=broken: b.function(self.seed, original))
-                          for target, broken in replacements.items()})
-
-    def broken(self, replacements: dict, keys) -> dict:
-        """The figures of the signals `keys` with each target ("module.function") of
-        `replacements` replaced by its broken version."""
-        with self._set(self._through), self._replaced(replacements):
-            return self._run(dict.fromkeys(PROCEDURE[RERUNS[key]] for key in keys), start_at_kept=True)
 
 
 # ============================================================== the grader's experiments
@@ -884,8 +833,7 @@ def check_returned(key: str, run: dict, expect: bool | None) -> None:
         for fig, v in figures.items():
             lo, hi = RANGES[fig]
             if fig == "clip_max_update_norm" and not lo <= v <= hi:
-                # the first clipped gradient's norm is TAU (times NORMAL_RUN's clip factor, within 1e-3)
-                check_norm_before_learning_rate(v, TAU, rtol=1 - lo / TAU)
+                check_norm_before_learning_rate(v, TAU)      # the first clipped gradient's norm is TAU
             if not lo <= v <= hi:
                 raise CheckFailed(_("{key} = {value} is outside the plausible range [{low}, {high}] for this "
                                     "experiment. {hint}").format(key=fig, value=_fmt(v), low=_fmt(lo), high=_fmt(hi),

@@ -12,24 +12,19 @@ Two kinds of tests:
       probed on fixed inputs, then every call compared with the correct primitive on the
       same inputs (`deviations`). It carries no points of its own: a wrong primitive is
       charged by that primitive's tests, and bptt's functions in bptt;
-  (a) the student's `run_fault_injection(seed)`, in a fresh worker whose copy of the module
-      scales each primitive's result by a factor near 1 (fault_lab.NORMAL_RUN, drawn per
-      grading): the signal agrees with its own figures;
+  (a) the student's `run_fault_injection(seed)`: the signal agrees with its own figures;
       when every primitive of its experiment agreed with the correct one in (b), it must
       be true with plausible figures. When one did not, the lab is right to report what
       it measured, true or false. When the lab raises because bptt's functions raise, it
       is graded with correct stand-ins for them;
   (c) the same run with one primitive replaced by a known-broken one, in a fresh worker
-      whose copy of the module defines the broken primitive itself: the signal must turn
-      false (and its figures must say so). Student code can tell that run from its own
-      (its source, code objects and line numbers differ), so what the broken primitive does
-      to the figures depends on the seed's draws and on factors drawn per grading: a lab
-      that returns constants, or flips them when it sees a broken run, earns nothing.
-  In (a) and (c) the figures must be those of the docstrings' procedure run by the grader
-  on the same seed (the reference's run_fault_injection, with the same scaling in (a) and
-  the same broken primitive in (c); a student's primitive that disagreed in (b) is called
-  in the reference's place), not only plausible. Nothing rests on the lab not telling the
-  runs apart: each one's figures are numbers only measuring gives.
+      whose copy of the module defines the broken primitive itself (nothing tells the run
+      from the student's own): the signal must turn false (and its figures must say so).
+      A lab that returns constants, recomputes a primitive inline, or looks for a swapped
+      attribute earns nothing.
+  In (a) and (c), where every primitive of the experiment is right, the figures must be
+  those of the docstrings' procedure run by the grader on the same seed (the reference's
+  run_fault_injection, with the same broken primitive in (c)), not only plausible.
 
 Everything the run saw goes into one `LabRecord` (lab/record.py), which the evidence
 file and the figure read.
@@ -44,13 +39,11 @@ import pytest
 
 from autograder.authoring.checks import CheckFailed, diagnose, expect_array, expect_not_mutated, expect_tuple
 from autograder.i18n import N_, _
-from autograder.units.rnn_prehistory.lab.broken_primitives import ScaledPrimitive
 from autograder.units.rnn_prehistory.lab.fault_lab import (
     BPTT_STAND_INS,
     BROKEN,
     EXPECTED,
     EXPERIMENT_PRIMITIVES,
-    NORMAL_RUN,
     PRIMITIVE_TOPIC,
     RERUN_FUNCTIONS,
     RERUNS,
@@ -117,45 +110,23 @@ def _lab_starts_first(request):
 
 
 @pytest.fixture(scope="module")
-def lab(fault_injection, bptt, run_seed, report_extras):
+def lab(fault_injection, run_seed, report_extras):
     """The student's run_fault_injection(seed), once per grading run, and its runs with a
     broken primitive. Those start at once, in the background on a second worker."""
     seed = pool_seed(run_seed, "run_fault_injection")
     record = _lab_record(report_extras)
     record.seed = seed
     run = fault_injection.run_fault_injection
-    state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "normal": NORMAL_RUN,
-             "modules": {TOPIC: fault_injection, "bptt": bptt}, "background": {
-        name: run.replaced(_bodies(replacements, seed)).submit(seed)
+    state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "background": {
+        name: run.replaced({target: broken.body for target, broken in replacements.items()}).submit(seed)
         for name, (replacements, _keys) in broken_runs().items()}}
     try:
-        # The normal run too is a rewritten copy, its primitives' results scaled (fault_lab.NORMAL_RUN),
-        # in a fresh worker of its own, here while the broken runs go on in the background.
-        state["run"] = run.replaced(_bodies(state["normal"], seed))(seed)
+        state["run"] = fault_injection.run_fault_injection(seed)
         record.returned = plain(state["run"]) if isinstance(state["run"], dict) else repr(state["run"])[:200]
     except Exception as exc:  # noqa: BLE001 - re-raised in every test that needs it
         state["error"] = exc
         record.returned_error = str(getattr(exc, "message", exc))[:300]
     return state
-
-
-def _bodies(replacements: dict, seed: int) -> dict:
-    """{target: what the worker's copy of the module runs there} for a run's replacements."""
-    return {target: broken.body(seed) for target, broken in replacements.items()}
-
-
-def _with_stand_ins(replacements: dict, seed: int) -> tuple[dict, dict]:
-    """(patches, bodies) of a run graded with correct stand-ins for bptt's functions: a stand-in
-    whose target the run scales is lent scaled the same way (the student's function it would
-    scale raises); one the run replaces by a broken body gives way to it."""
-    patches, bodies = dict(BPTT_STAND_INS), {}
-    for target, broken in replacements.items():
-        if target in patches and isinstance(broken, ScaledPrimitive):
-            patches[target] = broken.function(seed, patches[target])
-        else:
-            patches.pop(target, None)
-            bodies[target] = broken.body(seed)
-    return patches, bodies
 
 
 def _lab_run(lab, reruns):
@@ -166,9 +137,8 @@ def _lab_run(lab, reruns):
                    if PRIMITIVE_TOPIC[p] != TOPIC}
         lab["stand_in"] = failing
         if failing:
-            patches, bodies = _with_stand_ins(lab["normal"], lab["seed"])
             try:
-                lab["run"] = lab["function"].patched(patches).replaced(bodies)(lab["seed"])
+                lab["run"] = lab["function"].patched(BPTT_STAND_INS)(lab["seed"])
                 del lab["error"]
             except Exception as exc:  # noqa: BLE001 - the lab's own failure, raised below
                 lab["error"] = exc
@@ -181,9 +151,10 @@ def _patched_run(lab, name):
     """The student's lab in the broken run `name` (fault_lab.BROKEN_RUNS)."""
     replacements = broken_runs()[name][0]
     if name not in lab["patched"] and lab.get("stand_in"):
-        patches, bodies = _with_stand_ins(replacements, lab["seed"])
+        stand_ins = {k: v for k, v in BPTT_STAND_INS.items() if k not in replacements}
         try:
-            lab["patched"][name] = lab["function"].patched(patches).replaced(bodies)(lab["seed"])
+            lab["patched"][name] = lab["function"].patched(stand_ins).replaced(
+                {target: broken.body for target, broken in replacements.items()})(lab["seed"])
         except Exception as exc:  # noqa: BLE001
             lab["patched"][name] = exc
     if name not in lab["patched"]:
@@ -202,30 +173,17 @@ def _patched_run(lab, name):
     return result
 
 
-def _procedure(lab, reference, name=None, through=()) -> dict | None:
+def _procedure(lab, reference, name=None) -> dict:
     """The figures of the docstrings' procedure on the lab's seed (the reference, in this
-    process, its primitives scaled as in the lab's normal run); with a broken run's `name`,
-    with its broken primitives, for the signals it checks. `through`: primitives of the
-    student's that disagreed with the correct ones, called in the reference's place (in the
-    main worker), so that the figures are what the lab measures with them; None when those
-    raise (the lab is then judged on agreeing with its own figures)."""
-    through = frozenset(through)
-    if through not in lab["procedure"]:
-        functions = {f"{TOPIC if PRIMITIVE_TOPIC[p] == TOPIC else 'bptt'}.{p}": getattr(
-            lab["modules"][PRIMITIVE_TOPIC[p]], p) for p in through}
-        try:
-            lab["procedure"][through] = Procedure(reference, lab["seed"], lab["normal"], functions)
-        except Exception:  # noqa: BLE001 - a student's primitive that raises: no figures to compare
-            lab["procedure"][through] = None
-    procedure = lab["procedure"][through]
-    if procedure is None or name is None:
-        return procedure and procedure.figures
-    if (through, name) not in lab["procedure"]:
-        try:
-            lab["procedure"][through, name] = procedure.broken(*broken_runs()[name])
-        except Exception:  # noqa: BLE001 - as above
-            lab["procedure"][through, name] = None
-    return lab["procedure"][through, name]
+    process); with a broken run's `name`, with its broken primitives, for the signals it checks."""
+    if "figures" not in lab["procedure"]:
+        lab["procedure"]["figures"] = Procedure(reference, lab["seed"])
+    procedure = lab["procedure"]["figures"]
+    if name is None:
+        return procedure.figures
+    if name not in lab["procedure"]:
+        lab["procedure"][name] = procedure.broken(*broken_runs()[name])
+    return lab["procedure"][name]
 
 
 def _measured(key, lab, reruns, reference, signals, report_extras):
@@ -246,17 +204,16 @@ def _measured(key, lab, reruns, reference, signals, report_extras):
         if faulty:
             fields["value"] = run[key]
             fields["cause"] = {p: PRIMITIVE_TOPIC[p] for p in faulty}
-        # With a primitive that disagreed, the procedure calls the student's: what the lab measures with it.
-        if (procedure := _procedure(lab, reference, through=faulty)) is not None:
-            check_same_procedure(key, run, procedure)
+        else:
+            check_same_procedure(key, run, _procedure(lab, reference))
         fields["patched"] = {}
         for target, broken in BROKEN[key]:
             name = broken_run_of(target, broken)
             patched = _patched_run(lab, name)
             fields["patched"][name] = patched.get(key) if isinstance(patched, dict) else None
             check_returned(key, patched, expect=False)
-            if (procedure := _procedure(lab, reference, name, through=faulty)) is not None:
-                check_same_procedure(key, patched, procedure, ", ".join(broken_runs()[name][0]))
+            if not faulty:
+                check_same_procedure(key, patched, _procedure(lab, reference, name))
 
 
 @pytest.fixture(scope="module")
