@@ -38,6 +38,7 @@ from traitlets.config import Application
 
 from autograder import i18n
 from autograder.i18n import _
+from autograder.intake.files import read_regular
 
 MAX_NOTEBOOK_BYTES = 20 << 20       # what grade_cell reads of a notebook (autograder/notebook.py)
 NO_FOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
@@ -82,18 +83,10 @@ def _kept(name: str, is_dir: bool, coursedir: CourseDirectory) -> bool:
 
 
 def _read_regular_at(dir_fd: int, name: str, limit: int) -> bytes | None:
-    """A regular file of `dir_fd` of at most `limit` bytes, opened without following a
-    link, or None. (A hard link is a regular file: the kernel lets a student make one only
-    to a file they own or may write, fs.protected_hardlinks, so it reads nothing of another's.)"""
-    try:
-        fd = os.open(name, NO_FOLLOW, dir_fd=dir_fd)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        return fh.read(limit + 1)[:limit]
+    """A regular file of `dir_fd` (intake's no-follow read). A hard link is a regular file: the
+    kernel lets a student make one only to a file they own or may write
+    (fs.protected_hardlinks), so it reads nothing of another's."""
+    return read_regular(name, limit, dir_fd=dir_fd)
 
 
 def copy_without_links(dir_fd: int, dest: Path, coursedir: CourseDirectory, limit: int, rel: str = "") -> list[str]:

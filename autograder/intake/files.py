@@ -11,11 +11,12 @@ from pathlib import Path
 MAX_SUBMISSION_FILE_BYTES = 1 << 20
 
 
-def read_regular(path: Path, limit: int = MAX_SUBMISSION_FILE_BYTES) -> bytes | None:
-    """The bytes of `path` if it is a regular file of at most `limit` bytes, opened without
-    following a link (a FIFO, a device or a link to elsewhere is never read)."""
+def read_regular(path: Path | str, limit: int = MAX_SUBMISSION_FILE_BYTES, dir_fd: int | None = None) -> bytes | None:
+    """The bytes of `path` (relative to the folder open as `dir_fd`, if given) if it is a
+    regular file of at most `limit` bytes, opened without following a link (a FIFO, a device
+    or a link to elsewhere is never read)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as fh:
