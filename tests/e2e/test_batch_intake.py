@@ -244,12 +244,15 @@ def test_archive_bombs_and_huge_archives_are_refused_with_the_limit_they_broke(t
     assert entries["many"].status == "not_a_submission" and "more than 20000 files" in entries["many"].detail
     assert entries["zeros"].status == "not_a_submission" and "times its size" in entries["zeros"].detail
     assert elapsed < 60, f"refusing three archives took {elapsed:.0f} s"      # the 1 TiB is never decompressed
-    # The child's time limit: an archive that takes longer to unpack than allowed is refused.
-    monkeypatch.setitem(submissions.UNPACK_LIMITS, "seconds", 0.01)
-    with zipfile.ZipFile(root / "slow.zip", "w") as z:
-        z.write(SOLUTIONS / "bptt.py", "bptt.py")
+    # The child's time limit, on its CPU: an archive whose stream takes longer to read than
+    # allowed is refused. 4 GB of bzip2'd zeros cost ~30 s of CPU here and never less than a
+    # second on any machine (a wall-clock limit below the child's start-up was machine-dependent:
+    # a fast runner unpacked a one-file zip inside 0.01 s and the test failed there).
+    for key, value in {"bytes": 1 << 42, "ratio": 10**12, "seconds": 1}.items():
+        monkeypatch.setitem(submissions.UNPACK_LIMITS, key, value)
+    _bz2_bomb(root / "slow.tar", declared=1 << 41, zeros_mb=4096)
     slow = submissions.find(root, MODULES, tmp_path / "scratch2")
-    assert [e.detail for e in slow if e.name == "slow"] == ["slow.zip: unpacking it took longer than 0.01 s"]
+    assert [e.detail for e in slow if e.name == "slow"] == ["slow.tar: unpacking it took longer than 1 s"]
 
 
 def test_the_class_report_lists_every_topic_lost_to_an_error_a_timeout_or_a_crash(tmp_path):
