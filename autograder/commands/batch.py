@@ -79,9 +79,9 @@ class Job:
     """One long-lived grading process (coordinator side)."""
 
     def __init__(self, config: dict):
-        # Imported here for start-up speed: the sandbox module loads numpy, and a job process
+        # Imported here for start-up speed: the pipe module loads numpy, and a job process
         # (this module run as a script) must start its worker image before numpy loads.
-        from autograder.isolation.sandbox import LogDrain
+        from autograder.isolation.pipe import LogDrain
 
         # The job's stderr is a pipe of our own, not Popen's: its drain closes the read end when
         # the job's output ends, and a file object holding the same number would close it again

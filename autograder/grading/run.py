@@ -140,7 +140,8 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     job's); by default the Sandbox starts its own. `observer`: see `run_suites`. `spare`:
     whether background calls get a second worker (see `Sandbox`)."""
     # Imported here for start-up speed: the sandbox loads numpy, which the worker image must not wait for.
-    from autograder.isolation.sandbox import IsolationError, Sandbox
+    from autograder.isolation.errors import IsolationError
+    from autograder.isolation.sandbox import Sandbox
 
     started = started or time.perf_counter()
     lang = i18n.activate(options.lang, unit.locale_dirs())

@@ -232,7 +232,7 @@ def test_lent_functions_run_in_the_grader_and_see_what_the_student_sees(tmp_path
             kept[0](None)
         with pytest.raises(StudentCodeError, match=r"ZeroDivisionError.*bptt\.py:\d+ in call_lent") as raised:
             bptt.call_lent(lambda v: 1 / v, 0)
-        assert "callbacks.py" not in raised.value.traceback and "sandbox.py" not in raised.value.traceback
+        assert not any(f"{name}.py" in raised.value.traceback for name in ("callbacks", "sandbox", "pipe", "proxies"))
         assert callbacks.REVOKED.startswith("this function was lent")
 
 
