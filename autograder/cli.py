@@ -16,12 +16,10 @@ import traceback
 from pathlib import Path
 
 from autograder import reports
-from autograder.grading.rubric import RubricError
-from autograder.grading.score import GraderError
+from autograder.errors import GraderError
 from autograder.pipeline import EXIT_GRADER, EXIT_INTERRUPTED, limit_own_memory, stop_on_sigterm
 from autograder.reports.detail import HIDDEN_DETAIL
 from autograder.reports.text import terminal
-from autograder.unit.model import UnitError
 
 # The verb table: verb -> module of autograder.commands whose `run(args)` carries it out.
 # Only the chosen verb's module is imported (a `grade` never loads batch's or pr's code).
@@ -149,7 +147,7 @@ def run(argv=None) -> int:
     try:
         command = importlib.import_module(f"autograder.commands.{COMMANDS[args.command]}")
         return command.run(args)
-    except (GraderError, RubricError, UnitError) as exc:
+    except GraderError as exc:  # UnitError and RubricError are GraderErrors too
         print(f"autograder: the grader could not run: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_GRADER
     except KeyboardInterrupt:        # Ctrl-C: one line, no traceback; the `with` blocks have cleaned up

@@ -38,9 +38,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder import i18n
-from autograder.grading.rubric import RubricError
+from autograder.errors import GraderError
 from autograder.grading.run import SUITES, Options, select_topics
-from autograder.grading.score import GraderError
 from autograder.grading.seed import submission_seed
 from autograder.intake import submissions
 from autograder.intake.manifest import read_manifest, tampered_files
@@ -60,7 +59,6 @@ from autograder.reports.class_csv import write_class_csv
 from autograder.reports.class_report import student_folder
 from autograder.reports.text import csv_cell, one_line
 from autograder.unit.load import load_unit
-from autograder.unit.model import UnitError
 from autograder.version import grader_version
 
 STOP_GRACE_S = 5.0
@@ -464,7 +462,7 @@ def grade_task(unit, options, task: dict, artefacts, image, spare: bool) -> dict
     try:
         result, _ = grade_and_report(unit, sub, out, options, command, time.perf_counter(),
                                      artefacts=artefacts, image=image, spare=spare)
-    except (GraderError, RubricError, UnitError) as exc:
+    except GraderError as exc:  # UnitError and RubricError are GraderErrors too
         return {"status": "grader_error", "detail": str(exc)}
     except Exception:  # noqa: BLE001 - the grader's fault; this submission's row says so
         return {"status": "grader_error", "detail": traceback.format_exc()[-300:]}

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder import i18n
+from autograder.errors import GraderError
 from autograder.grading.oral_exam import readiness
-from autograder.grading.score import GraderError, GradeResult, score_topic
+from autograder.grading.score import GradeResult, score_topic
 from autograder.grading.seed import submission_seed
 from autograder.grading.todo import unfinished
 from autograder.unit.model import Unit, register_package
