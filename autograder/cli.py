@@ -54,7 +54,6 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--out", type=Path, default=Path("reports"), help="report folder (default: reports)")
     g.add_argument("--fail-under", type=float, default=None, metavar="PCT",
                    help="exit 1 when the score is below PCT percent")
-    g.add_argument("--jobs", type=int, default=1, help="accepted for symmetry with batch; one submission uses one worker")
     g.add_argument("--quiet", action="store_true", help="print only the total")
     g.add_argument("--trust-submission", action="store_true",
                    help="the code is trusted (e.g. the reference): grade it even where it cannot be isolated")

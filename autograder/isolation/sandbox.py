@@ -98,7 +98,6 @@ class Sandbox:
         self.charged_to: str | None = None
         self.spent: dict[str, float] = {}
         self.sandbox_info: dict | None = None
-        self.restarts = 0
         self.failure: IsolationError | None = None
         # What the worker sends (messages, tracebacks, results a check may quote) and its last
         # output never name the grader's folders (see `redact`): every report is built from them.
@@ -120,7 +119,6 @@ class Sandbox:
         worker, self._workers[slot] = self._workers[slot], None
         if worker is not None:
             worker.close()
-        self.restarts += 1
 
     def __enter__(self) -> Sandbox:
         self.worker()
