@@ -262,7 +262,7 @@ def test_a_batch_job_closes_its_log_pipe_once():
     the process may have given it to another file, such as a worker's pipe in the same batch."""
     import gc
 
-    from autograder.commands.batch import Job, job_configs
+    from autograder.commands.batch_pool import Job, job_configs
 
     job = Job(job_configs({"assignment": str(UNIT.path), "suite": "public", "topics": None, "seed": None,
                            "lang": None, "planned": False}, 1)[0])
