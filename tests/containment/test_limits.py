@@ -212,4 +212,8 @@ def test_a_busy_loop_and_a_sleep_are_still_stopped_under_load(tmp_path):
     sleeps = {i: t["message"] for i, t in tests.items() if "numerical_gradient" in t["message"]
               and t["outcome"] == "timeout"}
     assert loops and all("s of CPU time" in m for m in loops.values()), tests
-    assert sleeps and all("slept or waited" in m for m in sleeps.values()), tests
+    # Each sleeping call is stopped by its own limit, or, once the busy loops and the sleeps
+    # have spent the topic's budget (which of them comes first depends on the test order),
+    # by the topic's budget: never by running on.
+    assert any("slept or waited" in m for m in sleeps.values()), tests
+    assert all("slept or waited" in m or "all this topic may use" in m for m in sleeps.values()), tests
