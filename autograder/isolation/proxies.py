@@ -5,10 +5,17 @@ call in the worker through the `Sandbox`, and `Pending`, the result of a backgro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from autograder.isolation.sandbox import Sandbox
+
+class Runs(Protocol):
+    """What a proxy asks of the `Sandbox` that made it (sandbox.py imports this module, so the
+    proxies name the calls they make rather than the class)."""
+
+    def call(self, module, name, args, kwargs, *rest, **options): ...
+    def call_replaced(self, module, name, args, *rest, **options): ...
+    def submit(self, module, name, args, *rest, **options): ...
+    def call_many(self, module, name, calls, *rest, **options): ...
 
 
 class Pending:
@@ -86,7 +93,7 @@ class StudentFunction:
 class StudentModule:
     """Looks like the student's module; every function call runs in the worker."""
 
-    def __init__(self, sandbox: Sandbox, name: str):
+    def __init__(self, sandbox: Runs, name: str):
         self._sandbox, self._name = sandbox, name
         self.last_mutated: list[str] = []   # names of the arguments the last call modified
         self.last_notes: dict = {}          # of the last call: "aliased" arguments handed back, "warnings" raised
