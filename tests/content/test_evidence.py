@@ -103,7 +103,7 @@ def test_the_evidence_commands_run_as_written(reference_score):
 # The figure's panels, in order: clipping_caps_norm_keeps_training_alive has two (loss, update norm).
 PANEL_SIGNALS = SIGNALS[:5] + [SIGNALS[4]] + SIGNALS[5:]
 CLIP_NORM_PANEL = 5
-UPDATE_LINE = "||update|| (your clip_grad_norm)"
+UPDATE_LINE = fault_figure.CLIPPED_UPDATE
 # topics/fault_injection/mutants.yaml, clip_per_tensor: every array clipped by its own norm.
 PER_TENSOR_CLIP = ("clipped = {name: np.asarray(g, dtype=float) * scale for name, g in grads.items()}",
                    "clipped = {name: np.asarray(g, dtype=float) * min(1.0, max_norm / (np.linalg.norm(g) + 1e-300)) "
