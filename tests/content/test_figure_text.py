@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from autograder.units.rnn_prehistory import fault_figure
+from autograder.units.rnn_prehistory import fault_figure, raster
 from autograder.units.rnn_prehistory.lab.record import ExperimentData, LabRecord, LossCurves, whole_sentences
 
 MESSAGE = ("fault_injection.clip_grad_norm raised ValueError: operands could not be broadcast together with "
@@ -106,3 +106,107 @@ def test_why_there_are_no_stars_is_whole_under_the_title():
     first, *why = title.split("\n")
     assert first.endswith("gave no dict, because:"), first
     _shown_sentences("\n".join(why), MESSAGE)
+
+
+# ------------------------------------------------------------- glyphs: no empty boxes
+ZH_MESSAGE = ("fault_injection.log_abs_cumprod 还没有实现：请填写 fault_injection.py 中的 TODO（位于 "
+              "fault_injection.py:95 in log_abs_cumprod）。" + CJK)
+NO_FONT_HAS = "\U0010fffd"          # a private-use code point: its glyph is any font's .notdef
+
+
+def _drawn_texts(monkeypatch, lab: LabRecord) -> list[tuple[str, int, str]]:
+    """(font file, face index, text) of every text the figure drew, read where Pillow draws it."""
+    from PIL import ImageDraw
+
+    drawn = []
+    draw_text = ImageDraw.ImageDraw.multiline_text
+
+    def recording(self, xy, text, fill=None, font=None, *args, **kwargs):
+        drawn.append((font.path, font.index, text))
+        return draw_text(self, xy, text, fill, font, *args, **kwargs)
+    monkeypatch.setattr(ImageDraw.ImageDraw, "multiline_text", recording)
+    assert fault_figure.render_fault_plot(lab)
+    assert drawn, "no text drawn?"
+    return drawn
+
+
+def _notdef_glyphs(path: str, index: int, text: str) -> list[str]:
+    """The characters of `text` that the font draws as its .notdef: not in its character map
+    (read with fontTools here), or rendered the same as a code point no font has."""
+    from fontTools.ttLib import TTFont
+    from PIL import ImageFont
+
+    with TTFont(path, fontNumber=index, lazy=True) as face:
+        cmap = face.getBestCmap()
+    pil = ImageFont.truetype(path, 40, index=index)
+    notdef = pil.getmask(NO_FONT_HAS)
+    missing = []
+    for c in {c for c in text if not c.isspace()}:
+        if ord(c) not in cmap:
+            missing.append(c)
+        elif not c.isascii():
+            mask = pil.getmask(c)
+            if mask.size == notdef.size and bytes(mask) == bytes(notdef):
+                missing.append(c)
+    return missing
+
+
+def _zh_lab() -> LabRecord:
+    return LabRecord(seed=7, returned_error=ZH_MESSAGE,
+                     experiments={"products": ExperimentData("student", 7, {}, ZH_MESSAGE),
+                                  "vanishing": ExperimentData("student", 7, {}, CJK)})
+
+
+def _no_box_anywhere(drawn) -> None:
+    for path, index, text in drawn:
+        missing = _notdef_glyphs(path, index, text)
+        assert not missing, f"drawn as empty boxes with {path}: {missing} in {text!r}"
+
+
+def test_chinese_messages_are_drawn_with_a_font_that_has_their_glyphs(monkeypatch):
+    drawn = _drawn_texts(monkeypatch, _zh_lab())
+    _no_box_anywhere(drawn)
+    chinese = [text for _p, _i, text in drawn if "梯度" in text]
+    escaped = [text for _p, _i, text in drawn if "<U+68AF" in text]
+    assert chinese or escaped, "the message was drawn neither in Chinese nor escaped"
+    if any(raster.CJK_FONT_NAMES.search(path.lower()) for path in raster.fallback_fonts()):
+        assert chinese and not escaped, "a CJK font is installed: the Chinese is drawn with it"
+
+
+def test_without_a_font_for_them_chinese_characters_are_written_as_code_points(monkeypatch):
+    monkeypatch.setattr(raster, "FONT_DIRS", ())
+    caches = (raster.fallback_fonts, raster.face_for, raster.font)
+    for cached in caches:
+        cached.cache_clear()
+    try:
+        drawn = _drawn_texts(monkeypatch, _zh_lab())
+    finally:
+        for cached in caches:
+            cached.cache_clear()
+    _no_box_anywhere(drawn)
+    assert [text for _p, _i, text in drawn if "<U+68AF U+5EA6" in text], "梯度, as code points"
+    assert not [text for _p, _i, text in drawn if "梯" in text]
+
+
+def test_the_notdef_check_sees_an_empty_box():
+    """The check itself: DejaVu Sans has no Chinese, and a character no font has is a box."""
+    dejavu = raster._font_file(False)
+    assert _notdef_glyphs(dejavu, 0, "梯度 abc") and not _notdef_glyphs(dejavu, 0, "abc \u2713")
+
+
+def test_a_zh_grading_of_the_stubs_draws_its_chinese_messages_without_boxes(tmp_path):
+    """The real path: `grade --lang zh` of the stubs puts the translated messages in the panels
+    (the PNG's metadata keeps what each panel wrote); each is drawn with a font that has it."""
+    from helpers import STUBS, grade, make_submission
+
+    proc, _score = grade(make_submission(tmp_path / "sub", base=STUBS), tmp_path / "out",
+                         "--topic", "fault_injection", "--lang", "zh")
+    assert proc.returncode == 0, proc.stderr
+    notes = [n for p in fault_figure.panels_of_png((tmp_path / "out" / "fault_injection.png").read_bytes())
+             for n in p["notes"]]
+    chinese = [n for n in notes if re.search(r"[\u4e00-\u9fff]", n)]
+    assert chinese, notes
+    for note in chinese:
+        face, shown = raster.face_for(note)
+        path, index = face or (raster._font_file(False), 0)
+        assert not _notdef_glyphs(path, index, shown), (path, shown)

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from autograder.units.rnn_prehistory.lab.record import LabRecord, join_sentences, sentences
-from autograder.units.rnn_prehistory.raster import Figure, nice_ticks
+from autograder.units.rnn_prehistory.raster import Figure, nice_ticks, printable
 
 PLOT_SIZE_IN, PLOT_DPI = (16.0, 8.8), 100      # 1600 x 880 pixels
 # The lab's settings, restated: lab/fault_lab.py is not shipped to students, this module is
@@ -260,8 +260,9 @@ def _wrap_lines(text: str, width: int) -> list[str]:
 def _wrap(text: str, width: int = 50, lines: int = 3) -> str:
     """A message in lines of `width` columns: the whole sentences that fit in `lines` lines,
     and "[… n more]" for the sentences left out (the whole message is in score.md). A word or
-    a sentence is never cut; a first sentence longer than `lines` lines is left out whole."""
-    parts = sentences(text)
+    a sentence is never cut; a first sentence longer than `lines` lines is left out whole.
+    Wrapped as drawn: with the escapes of characters no font of the machine has (raster.printable)."""
+    parts = [printable(part) for part in sentences(text)]
     for shown in range(len(parts), -1, -1):
         wrapped = _wrap_lines(join_sentences(parts[:shown], len(parts) - shown), width)
         if len(wrapped) <= lines or not shown:
