@@ -124,8 +124,10 @@ def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSumm
                     continue
                 failing[f"{topic['id']}/{test['id']}"] += 1
                 what = _misconception(test, hints.get(topic["id"], {}))
-                key = (topic["id"], what[0]) if what else None
-                if what and key not in seen:      # once per student
+                if what is None:
+                    continue
+                key = (topic["id"], what[0])
+                if key not in seen:      # once per student
                     seen.add(key)
                     named[key] += 1
                     texts.setdefault(key, what[1])
