@@ -25,7 +25,7 @@ import importlib.util
 import math
 import re
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -102,15 +102,18 @@ def fallback_fonts() -> tuple[str, ...]:
                 found += sorted(p for p in root.rglob("*") if p.suffix.lower() in FONT_SUFFIXES)
         except OSError:
             continue
-    found = [p for p in found if p.is_file()][:MOST_FONT_FILES]
-    return tuple(str(p) for p in sorted(found, key=lambda p: not CJK_FONT_NAMES.search(p.name.lower())))
+    found = sorted((p for p in found if p.is_file()), key=lambda p: not CJK_FONT_NAMES.search(p.name.lower()))
+    return tuple(str(p) for p in found[:MOST_FONT_FILES])
+
+
+MEMO_TEXTS = 4096          # masks and boxes one font keeps (texts of data values come and go)
 
 
 def _needed(text: str) -> set[int]:
     return {ord(c) for c in text if not c.isspace()}
 
 
-@cache
+@lru_cache(maxsize=MEMO_TEXTS)      # texts of data values come and go in a batch job: bounded
 def face_for(text: str, bold: bool = False) -> tuple[tuple[str, int] | None, str]:
     """(None: DejaVu Sans, or the (file, index) of the fallback font to draw `text` with; the
     text, where a character that font lacks is written "<U+4E2D>")."""
@@ -147,9 +150,6 @@ def printable(text: str) -> str:
     """`text` as it will be drawn: with the escapes face_for puts in for glyphs no font of the
     machine has (so a text can be wrapped as it is drawn)."""
     return face_for(str(text))[1]
-
-
-MEMO_TEXTS = 4096          # masks and boxes one font keeps (texts of data values come and go)
 
 
 @cache
