@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -121,19 +121,6 @@ class LabRecord:
         of its result, or the message of what the student's primitives raised."""
         message = whole_sentences(getattr(error, "message", error)) if error is not None else None
         self.experiments[name] = ExperimentData(source, int(seed), plain((result or {}).get("figure") or {}), message)
-
-    def to_plain(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_plain(cls, data: dict) -> LabRecord:
-        data = dict(data or {})
-        signals = {k: SignalRecord(**v) for k, v in (data.pop("signals", None) or {}).items()}
-        curves = data.pop("curves", None)
-        losses = data.pop("loss_curves", None)
-        experiments = {k: ExperimentData(**v) for k, v in (data.pop("experiments", None) or {}).items()}
-        return cls(**data, signals=signals, curves=NormCurves(**curves) if curves else None,
-                   loss_curves=LossCurves(**losses) if losses else None, experiments=experiments)
 
 
 def record_run(extras: dict, seed: int, returned) -> LabRecord:
