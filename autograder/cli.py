@@ -16,12 +16,10 @@ import traceback
 from pathlib import Path
 
 from autograder import reports
-from autograder.grading.rubric import RubricError
-from autograder.grading.score import GraderError
+from autograder.errors import GraderError
 from autograder.pipeline import EXIT_GRADER, EXIT_INTERRUPTED, limit_own_memory, stop_on_sigterm
 from autograder.reports.detail import HIDDEN_DETAIL
 from autograder.reports.text import terminal
-from autograder.unit.model import UnitError
 
 # The verb table: verb -> module of autograder.commands whose `run(args)` carries it out.
 # Only the chosen verb's module is imported (a `grade` never loads batch's or pr's code).
@@ -56,7 +54,6 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--out", type=Path, default=Path("reports"), help="report folder (default: reports)")
     g.add_argument("--fail-under", type=float, default=None, metavar="PCT",
                    help="exit 1 when the score is below PCT percent")
-    g.add_argument("--jobs", type=int, default=1, help="accepted for symmetry with batch; one submission uses one worker")
     g.add_argument("--quiet", action="store_true", help="print only the total")
     g.add_argument("--trust-submission", action="store_true",
                    help="the code is trusted (e.g. the reference): grade it even where it cannot be isolated")
@@ -149,7 +146,7 @@ def run(argv=None) -> int:
     try:
         command = importlib.import_module(f"autograder.commands.{COMMANDS[args.command]}")
         return command.run(args)
-    except (GraderError, RubricError, UnitError) as exc:
+    except GraderError as exc:  # UnitError and RubricError are GraderErrors too
         print(f"autograder: the grader could not run: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_GRADER
     except KeyboardInterrupt:        # Ctrl-C: one line, no traceback; the `with` blocks have cleaned up

@@ -51,14 +51,15 @@ class ArtefactsHook:
             self.hook.topic_done(topic, extras)
 
     def write(self, out: Path, result, submission: Path, command: str) -> list[tuple[str, str]]:
-        """Write the unit's artefacts; return the images to show in score.md as (name, caption).
+        """Write the unit's artefacts; return the images to show in score.md as (name, caption),
+        and the notes of files not written as ("", why) (the hook's (None, why), translated).
         A grading of selected tests (--test) writes none: they describe a whole grading."""
         written = self.hook.write(out, result, submission, command) if self.hook and not result.selected_tests else []
-        names = {Path(path).name for path, _ in written}
+        names = {Path(path).name for path, _ in written if path is not None}
         for name in self.files:        # never leave a previous run's artefact beside a new score
             if name not in names and (out / name).exists():
                 (out / name).unlink()
-        return [(Path(path).name, caption) for path, caption in written if caption]
+        return [(Path(path).name if path is not None else "", caption) for path, caption in written if caption]
 
     def close(self) -> None:
         if self.hook is not None:

@@ -26,6 +26,26 @@ STUBS = REPO / "assignments" / "rnn_prehistory"
 UNIT = load_unit("rnn_prehistory")
 
 
+class _TorchOnFirstUse:
+    """`torch` for the oracle tests, imported when a test first uses it rather than when the
+    test file is collected: every pytest-xdist process collects every file, and importing
+    torch costs ~2 s of CPU, so at collection it cost each process of `make test` that much
+    although one of them runs the oracle tests. Oracles compute in float64 (set once here)."""
+
+    _module = None
+
+    def __getattr__(self, name: str):
+        if _TorchOnFirstUse._module is None:
+            import torch
+
+            torch.set_default_dtype(torch.float64)
+            _TorchOnFirstUse._module = torch
+        return getattr(_TorchOnFirstUse._module, name)
+
+
+torch = _TorchOnFirstUse()
+
+
 def make_submission(folder: Path, base: Path = SOLUTIONS, replace: dict | None = None,
                     files: dict | None = None) -> Path:
     """Copy the modules of `base` into `folder`, apply text edits, add or overwrite files."""

@@ -193,7 +193,7 @@ class MutationCheck:
         self.first_problem: Exception | None = None
 
     def call(self, function: str, *args):
-        from autograder.isolation.sandbox import StudentProblem  # lazy, for start-up speed: checks loads no sandbox
+        from autograder.isolation.errors import StudentProblem  # lazy, for start-up speed: checks loads no isolation
 
         try:
             result = getattr(self.module, function)(*args)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder.grading.score import GraderError
+from autograder.errors import GraderError
 from autograder.intake.roster import Roster, RosterError, Student, merged, normalise, read_roster
 from autograder.reports import lms
 from autograder.reports.class_csv import read_class_csv

@@ -29,11 +29,15 @@ def run(args) -> int:
     options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission, args.lang,
                       tests=tuple(args.tests or ()) or None)
     command = "python -m autograder grade " + " ".join(sys.argv[2:])
-    result, _ = grade_and_report(unit, submission, args.out, options, command, started, pass_mark=args.fail_under)
+    result, images = grade_and_report(unit, submission, args.out, options, command, started,
+                                      pass_mark=args.fail_under)
     if args.quiet:
         print(f"{result.earned:g} / {result.possible:g}")
     else:
         print(terminal_report.table(result, args.out))
+        for name, why in images:        # a report file the README promises, not written: why
+            if not name:
+                print(f"note: {terminal(why)}")
         if result.sandbox_info.get("mode") == "none":
             print(f"note: the code ran without isolation ({terminal(result.sandbox_info.get('reason', ''))}): "
                   "only limits on time, memory and processes applied")

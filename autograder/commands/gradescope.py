@@ -17,16 +17,14 @@ import time
 from pathlib import Path
 
 from autograder import i18n, reports
-from autograder.grading.rubric import RubricError
+from autograder.errors import GraderError
 from autograder.grading.run import Options
-from autograder.grading.score import GraderError
 from autograder.i18n import _
 from autograder.intake import submissions
 from autograder.pipeline import grade_and_report, refusal
 from autograder.reports import gradescope_results
 from autograder.reports.files import atomic_write
 from autograder.unit.load import load_unit
-from autograder.unit.model import UnitError
 
 
 def _explain(results: Path, why: str) -> None:
@@ -56,7 +54,7 @@ def run(args) -> int:
     command = "python -m autograder grade <your folder>"
     try:
         result, _images = grade_and_report(unit, entry.folder, results / "reports", options, command, started)
-    except (GraderError, RubricError, UnitError) as exc:
+    except GraderError as exc:  # UnitError and RubricError are GraderErrors too
         print(f"the grader could not run: {exc}")
         _explain(results, _("The autograder could not run on this submission; your instructor can see "
                             "why in the autograder's output."))

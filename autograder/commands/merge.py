@@ -15,7 +15,7 @@ import re
 import shutil
 from pathlib import Path
 
-from autograder.grading.score import GraderError
+from autograder.errors import GraderError
 from autograder.reports import class_report, similarity
 from autograder.reports.class_csv import write_class_csv
 from autograder.unit.load import load_unit

@@ -84,7 +84,7 @@ def _publish(args, result, images) -> None:
     """The job summary, the comment's body and the workflow's outputs."""
     # The job summary and the comment cannot show the figure: it is in the uploaded reports.
     summary = markdown.render(result, (), args.hidden_detail)
-    if images:
+    if any(name for name, _caption in images):
         summary += "\nThe figure and every report are in this run's `reports` artifact.\n"
     reports.atomic_write(args.out / "comment.md", f"{COMMENT_MARKER}\n{summary}")
     _append(os.environ.get("GITHUB_STEP_SUMMARY"), summary)

@@ -28,7 +28,9 @@ from pytest import TestReport
 from autograder.authoring.checks import CheckFailed
 from autograder.grading.score import TestRecord
 from autograder.i18n import _
-from autograder.isolation.sandbox import NotImplementedYet, Sandbox, StudentModule, StudentProblem
+from autograder.isolation.errors import NotImplementedYet, StudentProblem
+from autograder.isolation.proxies import StudentModule
+from autograder.isolation.sandbox import Sandbox
 
 MAX_MESSAGE_CHARS = 1200
 

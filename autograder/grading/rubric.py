@@ -12,13 +12,15 @@ from pathlib import Path
 
 import yaml
 
+from autograder.errors import GraderError
+
 # libyaml's loader when PyYAML has it: the pure-Python one costs ~0.2 s per grading here.
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 VISIBILITIES = ("public", "hidden")
 
 
-class RubricError(ValueError):
-    pass
+class RubricError(GraderError, ValueError):
+    """A rubric file is broken (the grader cannot run: exit 2)."""
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder import i18n
+from autograder.errors import GraderError
 from autograder.grading.oral_exam import readiness
-from autograder.grading.score import GraderError, GradeResult, score_topic
+from autograder.grading.score import GradeResult, score_topic
 from autograder.grading.seed import submission_seed
 from autograder.grading.todo import unfinished
 from autograder.unit.model import Unit, register_package
@@ -140,7 +141,8 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
     job's); by default the Sandbox starts its own. `observer`: see `run_suites`. `spare`:
     whether background calls get a second worker (see `Sandbox`)."""
     # Imported here for start-up speed: the sandbox loads numpy, which the worker image must not wait for.
-    from autograder.isolation.sandbox import IsolationError, Sandbox
+    from autograder.isolation.errors import IsolationError
+    from autograder.isolation.sandbox import Sandbox
 
     started = started or time.perf_counter()
     lang = i18n.activate(options.lang, unit.locale_dirs())

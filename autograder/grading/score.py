@@ -10,15 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from autograder.errors import GraderError
 from autograder.grading.rubric import RubricTopic
 from autograder.i18n import N_, _
 
 SCHEMA = "autograder.score/v1"
 STATUSES = ("graded", "not_implemented", "error", "timeout", "crashed")
-
-
-class GraderError(RuntimeError):
-    """The grader itself could not run (exit status 2): a broken suite or rubric, not the student."""
 
 
 @dataclass

@@ -27,7 +27,7 @@ carry "sync": [[argument, its value now], ...] for each array argument of the ca
 changed, and the worker writes them into the student's arrays before it goes on. Proxies and refs belong to
 one request: when it ends they are revoked, and a kept proxy raises.
 
-This module holds the worker's side (`WorkerSide`); the grader's is in `sandbox.Worker`.
+This module holds the worker's side (`WorkerSide`); the grader's is in `pipe.Worker`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The worker: the only process that imports or runs student code.
 
-Started by `autograder.isolation.sandbox` as `python -I -m autograder.isolation.worker
+Started by `autograder.isolation.pipe` as `python -I -m autograder.isolation.worker
 --config JSON ...`. It loads everything it will ever need (numpy and the standard-library
 modules of the unit's preload list, the unit's helper objects), then locks itself in:
 

@@ -35,7 +35,8 @@ BINS = 10                     # score distribution: tenths of the topic's points
 SHOWN_PAIRS = 30              # similar pairs in the report (similarity.csv has them all)
 SHOWN_REGIONS = 4             # matching regions shown side by side per pair
 # A number standing alone (N=3, 9.1e-01), not one inside a name (d2l, h_T1).
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(\.\d+)?(e[-+]?\d+)?(?![\w.])", re.IGNORECASE)
+# Word characters are ASCII here: a number beside a Chinese character (第3步) stands alone.
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?\d+(\.\d+)?(e[-+]?\d+)?(?![A-Za-z0-9_.])", re.IGNORECASE)
 
 
 def student_folder(out: Path, submission: str) -> Path:
@@ -72,23 +73,29 @@ class ClassSummary:
     prints: dict = field(default_factory=dict)   # submission -> its fingerprints.json (the regions' text)
 
 
-def _misconception(test: dict) -> str | None:
-    """What a failing test told the student was wrong: the diagnosis its message names (the
-    figures of the student's own numbers left out, so that equal diagnoses count together)
-    or the rubric's misconception hint of a wrong value."""
+def _misconception(test: dict, hints: dict[str, str]) -> tuple[str, str] | None:
+    """(identity, text) of what a failing test told the student was wrong: the diagnosis its
+    message names (the figures of the student's own numbers left out, so that equal diagnoses
+    count together) or the rubric's misconception hint of a wrong value. A hint's identity is
+    its rubric entry (the English msgid, `hints` maps test ids to them), not its translation:
+    the same students count the same hints whatever the language of the run."""
     if test.get("kind") == "diagnosed":
-        return _NUMBER.sub("#", one_line(test.get("message", ""), 300))
+        text = _NUMBER.sub("#", one_line(test.get("message", ""), 300))
+        return "diagnosis: " + text, text
     if test.get("kind") == "value" and test.get("hint"):
-        return one_line(test["hint"], 300)
+        return "hint: " + hints.get(test.get("id", ""), test["hint"]), one_line(test["hint"], 300)
     return None
 
 
 def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSummary:
     topics = [TopicStats(t.id, unit.rubric.topic(t.id).points) for t in unit.topics]
     failing: Counter[str] = Counter()                 # topic/test -> submissions failing it
-    named: Counter[tuple[str, str]] = Counter()      # (topic, misconception) -> submissions showing it
+    named: Counter[tuple[str, str]] = Counter()      # (topic, misconception's identity) -> submissions showing it
+    texts: dict[tuple[str, str], str] = {}           # its text, in the run's language
+    first: dict[tuple[str, str], tuple[int, int]] = {}   # where it was first seen: (student, test), class order
+    hints = {t.id: {test.id: test.hint for test in unit.rubric.topic(t.id).tests} for t in topics}
     totals, not_graded, tampered, lost = [], [], [], []
-    for row in in_class_order(rows):
+    for student, row in enumerate(in_class_order(rows)):
         name = row["submission"]
         if row.get("tampered"):
             tampered.append((name, row["tampered"]))
@@ -111,17 +118,25 @@ def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSumm
         for topic in score.get("topics", []):
             if topic.get("status") != "graded":      # not written, missing, or not importable: no misconception
                 continue
-            for test in topic.get("tests", []):
+            for place, test in enumerate(topic.get("tests", [])):
                 # What is not written yet is not a misunderstanding: stubs are left out.
                 if test.get("outcome") == "passed" or test.get("kind") == "not_implemented":
                     continue
                 failing[f"{topic['id']}/{test['id']}"] += 1
-                what = _misconception(test)
-                if what and (topic["id"], what) not in seen:      # once per student
-                    seen.add((topic["id"], what))
-                    named[topic["id"], what] += 1
-    shown = [(t.id, what, n) for t in topics
-             for what, n in _commonest(Counter({w: n for (tid, w), n in named.items() if tid == t.id}), TOP_PER_TOPIC)]
+                what = _misconception(test, hints.get(topic["id"], {}))
+                if what is None:
+                    continue
+                key = (topic["id"], what[0])
+                if key not in seen:      # once per student
+                    seen.add(key)
+                    named[key] += 1
+                    texts.setdefault(key, what[1])
+                    first.setdefault(key, (student, place))
+    # The commonest of each topic, ties in the order the class first showed them: the same
+    # set and order in every language (the texts' alphabetical order is not).
+    shown = [(t.id, texts[key], n) for t in topics
+             for key, n in sorted(((k, n) for k, n in named.items() if k[0] == t.id),
+                                  key=lambda kn: (-kn[1], first[kn[0]]))[:TOP_PER_TOPIC]]
     return ClassSummary(unit.name, version, len(rows), topics, totals, _commonest(failing, TOP), shown,
                         not_graded, lost, tampered)
 
@@ -254,7 +269,15 @@ def _cell(sec: Section, column: int, text: str) -> str:
     if column in sec.code:
         return f"<td><code>{html.escape(text)}</code></td>"
     wraps = ' class="w"' if column in sec.wrap else ""
-    return f"<td{wraps}>{html.escape(one_line(text, 300))}</td>"
+    return f"<td{wraps}>{_inline_code(html.escape(one_line(text, 300)))}</td>"
+
+
+_BACKTICKS = re.compile(r"`([^`]+)`")
+
+
+def _inline_code(escaped: str) -> str:
+    """Escaped text with its `code` spans (a message's command) as <code>, not literal backticks."""
+    return _BACKTICKS.sub(r"<code>\1</code>", escaped)
 
 
 def render_html(s: ClassSummary) -> str:
@@ -262,14 +285,14 @@ def render_html(s: ClassSummary) -> str:
     lang = "zh-CN" if i18n.current_language() == "zh" else "en"
     parts = [f"<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><title>{title}</title>"
              f"<style>{STYLE}</style></head><body>", f"<h1>{title}</h1>"]
-    parts += [f"<p>{html.escape(text)}</p>" for text in _summary_lines(s)]
+    parts += [f"<p>{_inline_code(html.escape(text))}</p>" for text in _summary_lines(s)]
     parts.append(f"<img src=\"class.png\" alt=\"{html.escape(_('score distribution per topic'))}\">")
     for sec in sections(s):
         parts.append(f"<h2>{html.escape(sec.heading)}</h2>")
         if sec.intro:
-            parts.append(f"<p>{html.escape(sec.intro)}</p>")
+            parts.append(f"<p>{_inline_code(html.escape(sec.intro))}</p>")
         if not sec.rows:
-            parts.append(f"<p>{html.escape(sec.when_empty)}</p>")
+            parts.append(f"<p>{_inline_code(html.escape(sec.when_empty))}</p>")
             continue
         head = "".join(f"<th>{html.escape(c)}</th>" for c in sec.columns)
         body = "".join("<tr>" + "".join(_cell(sec, i, c) for i, c in enumerate(row)) + "</tr>" for row in sec.rows)

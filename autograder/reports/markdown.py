@@ -144,8 +144,8 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
         lines += [f"| `{k}` | {_('yes') if v else _('no')} |" for k, v in result.signals.items()]
         lines.append("")
     lines += oral_exam(result)
-    for name, caption in images:
-        lines += [f"![{_(caption)}]({name})", ""]
+    for name, caption in images:      # an image, or ("", why a file is not there), already translated
+        lines += [f"![{_(caption)}]({name})" if name else f"> {markdown(caption)}", ""]
     lines.append(_("_graded in {seconds} s; {seed_note}_").format(seconds=f"{result.duration_s:.2f}",
                                                                  seed_note=seed_note(result)))
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 from autograder import units
+from autograder.errors import GraderError
 from autograder.grading.oral_exam import OralExam
 from autograder.grading.rubric import Rubric
 
@@ -20,7 +21,7 @@ TOPIC_RUBRIC = "rubric.yaml"
 HIDDEN_SUITE = "test_hidden.py"
 
 
-class UnitError(ValueError):
+class UnitError(GraderError, ValueError):
     """The unit folder or its manifest is broken (the grader cannot run: exit 2)."""
 
 

@@ -67,11 +67,12 @@ BURN = "import time\nwhile time.process_time() < {seconds}: pass\n"
 
 
 def test_a_call_slowed_by_the_machines_load_is_within_its_cpu_limit():
-    """0.5 s of CPU while four hogs per core run: the call takes several times that on the wall
-    clock (a wall-clock limit of 1 s would stop it), and is within a CPU limit of 1 s."""
-    with hogs(4):
-        budget, wall, finished = watched(BURN.format(seconds=0.5), cpu_s=1.0)
-    assert wall > 1.0, f"the hogs did not slow the call down (it took {wall:.2f} s): the test shows nothing"
+    """0.4 s of CPU while two hogs per core run: the call takes more than twice that on the wall
+    clock (a wall-clock limit of 0.8 s would stop it), and is within a CPU limit of 0.8 s.
+    (Two hogs per core, not more: the hogs take their cores from the rest of `make test` too.)"""
+    with hogs(2):
+        budget, wall, finished = watched(BURN.format(seconds=0.4), cpu_s=0.8)
+    assert wall > 0.8, f"the hogs did not slow the call down (it took {wall:.2f} s): the test shows nothing"
     assert finished, f"stopped ({budget.spent}) after {wall:.2f} s, {budget.cpu:.2f} s of CPU"
 
 
@@ -211,4 +212,8 @@ def test_a_busy_loop_and_a_sleep_are_still_stopped_under_load(tmp_path):
     sleeps = {i: t["message"] for i, t in tests.items() if "numerical_gradient" in t["message"]
               and t["outcome"] == "timeout"}
     assert loops and all("s of CPU time" in m for m in loops.values()), tests
-    assert sleeps and all("slept or waited" in m for m in sleeps.values()), tests
+    # Each sleeping call is stopped by its own limit, or, once the busy loops and the sleeps
+    # have spent the topic's budget (which of them comes first depends on the test order),
+    # by the topic's budget: never by running on.
+    assert any("slept or waited" in m for m in sleeps.values()), tests
+    assert all("slept or waited" in m or "all this topic may use" in m for m in sleeps.values()), tests

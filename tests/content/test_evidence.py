@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import datetime
 import importlib
+import json
 import math
+import os
 import re
+import shlex
 import subprocess
 import sys
 import types
@@ -90,7 +93,9 @@ def test_the_evidence_commands_run_as_written(reference_score):
     score, out = reference_score
     doc = yaml.safe_load((out / "evidence.yaml").read_text())
     grade_cmd, lab_cmd = doc["commands"]
-    assert grade_cmd.startswith("python -m autograder grade solutions/rnn_prehistory ")
+    python = shlex.split(grade_cmd)[0]       # "python", or the grading venv's python inside the folder
+    assert python == "python" or (not os.path.isabs(python) and (REPO / python).is_file()), python
+    assert grade_cmd.startswith(f"{shlex.quote(python)} -m autograder grade solutions/rnn_prehistory ")
     assert f"--seed {score['seed']}" in grade_cmd
     env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.run(lab_cmd, shell=True, cwd=REPO, capture_output=True, text=True, env=env, timeout=120)
@@ -103,7 +108,7 @@ def test_the_evidence_commands_run_as_written(reference_score):
 # The figure's panels, in order: clipping_caps_norm_keeps_training_alive has two (loss, update norm).
 PANEL_SIGNALS = SIGNALS[:5] + [SIGNALS[4]] + SIGNALS[5:]
 CLIP_NORM_PANEL = 5
-UPDATE_LINE = "||update|| (your clip_grad_norm)"
+UPDATE_LINE = fault_figure.CLIPPED_UPDATE
 # topics/fault_injection/mutants.yaml, clip_per_tensor: every array clipped by its own norm.
 PER_TENSOR_CLIP = ("clipped = {name: np.asarray(g, dtype=float) * scale for name, g in grads.items()}",
                    "clipped = {name: np.asarray(g, dtype=float) * min(1.0, max_norm / (np.linalg.norm(g) + 1e-300)) "
@@ -347,3 +352,64 @@ def test_the_figure_is_drawn_without_matplotlib():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def _student_repository(tmp_path, modules) -> tuple:
+    """A student's repository as `make grade` runs in it: the modules in assignments/, the
+    grader importable from its own .venv; an environment with no `python` on PATH (the venv
+    not activated). Returns (folder, its python, that environment)."""
+    from helpers import UNIT, borrowed_venv
+
+    repo = tmp_path / "my-course"
+    make_submission(repo / UNIT.stubs, base=modules)
+    python = borrowed_venv(repo / ".venv", REPO)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANGUAGE": "en"}
+    return repo, python, env
+
+
+def _make_grade(repo, python, env) -> subprocess.CompletedProcess:
+    from helpers import UNIT
+
+    return subprocess.run([os.path.relpath(python, repo), "-m", "autograder", "grade", str(UNIT.stubs), "--suite",
+                           "public", "--out", "reports"], cwd=repo, capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+def test_the_evidence_commands_rerun_as_written_in_a_student_repository(tmp_path):
+    """evidence.yaml's commands, run as printed from the repository's root (where the student
+    ran `make grade`), the venv not activated: the grading gives the same scores with the same
+    seed, and the lab prints the values the evidence recorded."""
+    repo, python, env = _student_repository(tmp_path, SOLUTIONS)
+    proc = _make_grade(repo, python, env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    first = json.loads((repo / "reports" / "score.json").read_text())
+    doc = yaml.safe_load((repo / "reports" / evidence.EVIDENCE_FILE).read_text())
+    grade_cmd, lab_cmd = doc["commands"]
+    replay = subprocess.run(grade_cmd, shell=True, cwd=repo, capture_output=True, text=True, env=env, timeout=300)
+    assert replay.returncode == 0, (grade_cmd, replay.stdout + replay.stderr)
+    again = json.loads((repo / "reports" / "score.json").read_text())
+    assert again["seed"] == first["seed"] and again["seed_from"] == "--seed"
+    assert [(t["id"], t["earned"]) for t in again["topics"]] == [(t["id"], t["earned"]) for t in first["topics"]]
+    lab = subprocess.run(lab_cmd, shell=True, cwd=repo, capture_output=True, text=True, env=env, timeout=120)
+    assert lab.returncode == 0, (lab_cmd, lab.stderr)
+    measured = {m["name"]: m["actual"] for m in doc["metrics"]}
+    assert f"'bptt_rel_error': {measured['bptt_matches_finite_difference']!r}" in lab.stdout, lab.stdout[-300:]
+
+
+def test_a_report_without_the_lab_files_says_why_they_are_absent(tmp_path):
+    """The README promises evidence.yaml and fault_injection.png after `make grade`: while the
+    lab is a stub (or raises), score.md and the terminal say why they are not there."""
+    repo, python, env = _student_repository(tmp_path, STUBS)
+    proc = _make_grade(repo, python, env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not (repo / "reports" / evidence.EVIDENCE_FILE).exists()
+    assert not (repo / "reports" / evidence.PLOT_FILE).exists()
+    md = (repo / "reports" / "score.md").read_text()
+    for text in (md.replace("\\", ""), proc.stdout):
+        assert "evidence.yaml and fault_injection.png were not written" in text, text[-800:]
+        assert "run_fault_injection in fault_injection.py is not implemented yet" in text
+    broken = make_submission(tmp_path / "raises", replace={"fault_injection.py": [(
+        "def run_fault_injection(seed=42):", "def run_fault_injection(seed=42):\n    raise ValueError('no lab today')")]})
+    _proc, _score = grade(broken, tmp_path / "out", "--suite", "public", "--topic", "fault_injection")
+    md = (tmp_path / "out" / "score.md").read_text().replace("\\", "")
+    assert "were not written" in md and "no lab today" in md, md

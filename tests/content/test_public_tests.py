@@ -91,7 +91,7 @@ def test_the_public_bptt_backward_vectors_are_pytorchs():
                 h = h.detach()
             h = torch.tanh(x[:, t] @ Wx + h @ Wh + b)
             states.append(h)
-        loss = (torch.tensor(public.SEQ_R) * torch.stack(states, 1)).sum()
+        loss = (torch.tensor(public.SEQ_R, dtype=torch.float64) * torch.stack(states, 1)).sum()
         return dict(zip(("dx", "dh0", "dWx", "dWh", "db"), torch.autograd.grad(loss, [x, h0, Wx, Wh, b])))
 
     for k, written in ((None, public.FULL_BPTT), (2, public.TRUNCATED_K2)):

@@ -117,7 +117,7 @@ def test_batch_grades_them_reports_the_rest_and_resumes(tmp_path):
 def test_one_job_per_core_keeps_to_its_core_and_fewer_jobs_get_a_spare_worker():
     import os
 
-    from autograder.commands.batch import job_configs
+    from autograder.commands.batch_pool import job_configs
 
     cpus = sorted(os.sched_getaffinity(0))
     full = job_configs({"seed": 1}, len(cpus))

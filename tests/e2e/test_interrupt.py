@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from helpers import ENGLISH, REPO, SOLUTIONS
+from helpers import ENGLISH, REPO, SOLUTIONS, make_submission
 
 
 def interrupted(args, tmp, after_s: float, ready=None) -> subprocess.CompletedProcess:
@@ -49,7 +49,12 @@ def test_ctrl_c_during_a_grading_says_one_line_and_leaves_nothing(tmp_path, afte
     tmp.mkdir()
     out.mkdir()
     (out / "score.json").write_text('{"earned": 114}')         # an earlier grading's
-    proc = interrupted(["grade", SOLUTIONS, "--out", out], tmp, after_s, ready=lambda: any(tmp.iterdir()))
+    # A grading that lasts: every rnn_forward call waits 0.2 s, so that on a fast idle machine
+    # too the signal arrives while the grading runs (the reference alone finished inside 0.3 s
+    # of its first temporary folder on one, and the test saw exit status 0).
+    sub = make_submission(tmp_path / "sub", replace={"bptt.py": [
+        ("    N, T, _ = x.shape\n", "    import time\n    time.sleep(0.2)\n    N, T, _ = x.shape\n")]})
+    proc = interrupted(["grade", sub, "--out", out], tmp, after_s, ready=lambda: any(tmp.iterdir()))
     assert proc.returncode == 130, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
     assert proc.stderr.splitlines() == ["autograder: interrupted; nothing was graded (run the same command again)"], \
         proc.stderr[-3000:]

@@ -55,6 +55,20 @@ def test_the_tests_of_a_file_share_a_unit_except_in_the_spread_folders():
         assert work_unit(spread) == spread
 
 
+def test_the_files_that_import_torch_or_nbgrader_share_one_unit_each(tmp_path):
+    oracles = {work_unit(f"autograder/units/rnn_prehistory/topics/{t}/test_oracle.py::test_x") for t in ("bptt", "bleu")}
+    nbgrader = {work_unit(f"tests/{f}::test_y") for f in ("engine/test_nbgrader_exchange.py", "e2e/test_nbgrader.py")}
+    assert len(oracles) == 1 and len(nbgrader) == 1 and oracles != nbgrader
+    assert work_unit("tests/engine/test_grading.py::test_z") == "tests/engine/test_grading.py"
+    # not yet measured, a group starts before every file; measured, it keeps its time
+    (group,), (other,) = oracles, nbgrader
+    assert start_order(["tests/e2e/test_c.py", group], {})[0] == group
+    (tmp_path / "autograder/units/u/topics/t").mkdir(parents=True)
+    (tmp_path / "autograder/units/u/topics/t/test_oracle.py").touch()
+    write_durations(tmp_path / "durations", {group: 12.0, other: 3.0})
+    assert read_durations(tmp_path / "durations") == {group: 12.0}     # no nbgrader file in tmp_path
+
+
 def test_unknown_units_start_first_by_folder_then_the_longest_known():
     units = ["tests/engine/test_a.py", "tests/content/test_b.py", "tests/e2e/test_c.py", "tests/test_oracle_d.py",
              "tests/engine/test_slow.py", "tests/content/test_quick.py", "tests/e2e/test_new.py"]

@@ -57,3 +57,27 @@ def test_only_the_chosen_commands_module_is_imported(tmp_path):
     status, commands = json.loads(proc.stdout.strip().splitlines()[-1])
     assert status == 2 and "holds no class.shardKofN.csv" in proc.stderr
     assert commands == ["autograder.commands.merge"]
+
+
+def test_the_grader_could_not_run_is_one_family():
+    """A broken unit folder or rubric is a GraderError (exit 2), so a command catches the
+    family by its base alone: no handler names a kind beside it, which would let a kind
+    that is not a GraderError pass unnoticed."""
+    import ast
+
+    from autograder.errors import GraderError
+    from autograder.grading.rubric import RubricError
+    from autograder.unit.model import UnitError
+
+    assert issubclass(UnitError, GraderError) and issubclass(RubricError, GraderError)
+    assert issubclass(UnitError, ValueError) and issubclass(RubricError, ValueError)   # as they were
+    named = []
+    for path in sorted((REPO / "autograder").rglob("*.py")):
+        if "units" in path.relative_to(REPO / "autograder").parts[:1]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ExceptHandler) and node.type is not None:
+                names = {n.id for n in ast.walk(node.type) if isinstance(n, ast.Name)}
+                if names & {"UnitError", "RubricError"}:
+                    named.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert named == [], "catch GraderError, the base of UnitError and RubricError"

@@ -41,7 +41,7 @@ import numpy as np
 import yaml
 
 from autograder.grading.rubric import SafeLoader
-from autograder.i18n import N_
+from autograder.i18n import N_, _
 from autograder.reports.files import atomic_write
 from autograder.units.rnn_prehistory.fault_figure import render_fault_plot
 from autograder.units.rnn_prehistory.lab import record as lab_record
@@ -232,13 +232,31 @@ def evidence_commands(command: str, submission: Path, lab_seed: int, grading_see
                       cwd: Path | None = None) -> list[str]:
     """The template's `commands`, each runnable as written from the folder the grader ran in:
     the grading itself (with its seed, so it replays to the same score) and the lab alone."""
-    grade = sanitise_command(command, cwd)
-    if grading_seed is not None and "--seed" not in shlex.split(grade):
-        grade += f" --seed {int(grading_seed)}"
+    python = replay_python(cwd)
+    words = shlex.split(sanitise_command(command, cwd))
+    if words[:1] == ["python"]:
+        words[0] = python
+    if grading_seed is not None and "--seed" not in words:
+        words += ["--seed", str(int(grading_seed))]
     folder = shlex.split(sanitise_command(shlex.quote(str(submission)), cwd))[0]
     lab = (f"import sys; sys.path.insert(0, {json.dumps(folder)}); import fault_injection; "
            f"print(fault_injection.run_fault_injection({int(lab_seed)}))")
-    return [grade, shlex.join(["python", "-c", lab])]
+    return [shlex.join(words), shlex.join([python, "-c", lab])]
+
+
+def replay_python(cwd: Path | None = None) -> str:
+    """The interpreter a replay command names: the one grading, relative to the working folder
+    when it is in it (the student repository's .venv/bin/python: the command then runs as
+    written from there, the venv activated or not); else "python" (an interpreter elsewhere
+    is a machine path, and whoever replays has their own)."""
+    cwd = Path(cwd or os.getcwd())
+    executable = Path(sys.executable)          # not resolved: a venv's python is a link to the base one
+    try:
+        if executable.is_absolute() and executable.is_relative_to(cwd) and executable.is_file():
+            return os.path.relpath(executable, cwd)
+    except (ValueError, OSError):
+        pass
+    return "python"
 
 
 def meets_expectation(expected, actual) -> bool:
@@ -307,6 +325,25 @@ def write_fault_plot(out_dir: Path, lab: LabRecord) -> Path | None:
     return path
 
 
+def absent_lab_files(result) -> str | None:
+    """Why evidence.yaml and fault_injection.png are not in this grading's reports (the
+    student's README promises both), or None when the lab's topic was not graded."""
+    topic = next((t for t in result.topics if t.id == TOPIC), None)
+    if topic is None:
+        return None
+    if topic.status == "not_implemented":
+        why = _("run_fault_injection in fault_injection.py is not implemented yet")
+    else:
+        # a public test's message: every level of --hidden-detail shows those
+        failed = next((x for x in topic.tests if not x.passed and x.message and x.id.startswith("public::")), None)
+        reason = topic.message or (failed.message if failed is not None else "")
+        why = _("run_fault_injection did not return its dict in this grading ({reason})").format(
+            reason=lab_record.whole_sentences(reason, 300) or topic.status)
+    return _("{evidence} and {figure} were not written: they record what run_fault_injection returns, and "
+             "{why}. They appear once it returns its dict.").format(evidence=EVIDENCE_FILE, figure=PLOT_FILE,
+                                                                    why=why)
+
+
 class Artefacts:
     """The engine's hook. The lab's topic is graded first; when it is over (`topic_done`),
     the figure is drawn in a thread while the other topics are graded (the grader mostly
@@ -325,9 +362,10 @@ class Artefacts:
             lab = lab_record.of(extras)
             self._drawing = (lab, self._pool.submit(render_fault_plot, lab))
 
-    def write(self, out_dir: Path, result, submission: Path, command: str) -> list[tuple[Path, str | None]]:
-        """(path, caption for score.md or None) of every file written."""
-        written: list[tuple[Path, str | None]] = []
+    def write(self, out_dir: Path, result, submission: Path, command: str) -> list[tuple[Path | None, str | None]]:
+        """(path, caption for score.md or None) of every file written, and (None, why) for a
+        promised file not written."""
+        written: list[tuple[Path | None, str | None]] = []
         try:
             png = render_sequence_plot(result.extras)
             if png is not None:
@@ -338,10 +376,12 @@ class Artefacts:
             print(f"autograder: warning: no {SEQUENCE_PLOT_FILE}: {exc}", file=sys.stderr)
         drawing, self._drawing = self._drawing, None
         if lab_record.EXTRAS_KEY not in result.extras:
-            return written
+            why = absent_lab_files(result)
+            return written + ([(None, why)] if why else [])
         lab = lab_record.of(result.extras)
         written.insert(0, (write_evidence(out_dir, lab, result.signals, submission, command, result.seed,
                                           result.tampered, evidence_notes(result.extras)), None))
+        png = None
         try:
             # a batch job's previous grading may have stopped before its `write`: its drawing is not this one
             png = drawing[1].result() if drawing is not None and drawing[0] is lab else render_fault_plot(lab)
@@ -352,8 +392,13 @@ class Artefacts:
         except Exception as exc:  # noqa: BLE001 - a missing figure must not cost the score report
             print(f"autograder: warning: no figure: {exc}", file=sys.stderr)
             figure = None
+            written.append((None, _("{file} was not drawn: drawing it failed ({error}).").format(
+                file=PLOT_FILE, error=lab_record.whole_sentences(exc, 200))))
         if figure:
             written.append((figure, "the seven signals of the fault-injection lab, one panel each"))
+        elif png is None and not any(path is None for path, _why in written):
+            written.append((None, _("{file} was not drawn: this grading has no curve of the lab and no dict from "
+                                    "run_fault_injection to draw.").format(file=PLOT_FILE)))
         return written
 
     def close(self) -> None:

@@ -21,12 +21,14 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from autograder.units.rnn_prehistory.lab.record import LabRecord
-from autograder.units.rnn_prehistory.raster import Figure, nice_ticks
+from autograder.units.rnn_prehistory.lab.record import LabRecord, join_sentences, sentences
+from autograder.units.rnn_prehistory.raster import Figure, nice_ticks, printable
 
 PLOT_SIZE_IN, PLOT_DPI = (16.0, 8.8), 100      # 1600 x 880 pixels
 # The lab's settings, restated: lab/fault_lab.py is not shipped to students, this module is
@@ -40,6 +42,8 @@ CLIP, NOCLIP = "tab:green", "tab:red"
 # gives to something else (a public run draws only their stars, without a curve to name them).
 FACTORS = {"near_one": "#17becf", "below_one": "#8c564b", "above_one": "#e377c2"}   # cyan, brown, pink
 MARK_COLOURS = {"PASS": "tab:green", "FAIL": "tab:red", "not graded": "0.45"}
+CLIPPED_LOSS, CLIPPED_UPDATE = "clipped at tau = 5", "||update||, clipped"    # the clipped curves' labels
+WHY_COLUMNS, WHY_LINES, TITLE_LINE = 200, 2, 0.018      # why there are no stars: under the title
 WAYS = {"measured": "your run_fault_injection", "rerun": "the grader's rerun"}
 
 
@@ -224,14 +228,46 @@ def _no_run(lab: LabRecord, name: str) -> str:
     """Why the grader's curves of experiment `name` are missing."""
     exp = lab.experiments.get(name)
     if exp is not None and exp.error:
-        return "no curve: the grader's run of this experiment\nthrough your primitives failed:\n" + _wrap(exp.error)
+        return "no curve: the grader's run of this experiment\nthrough your primitives failed:\n" + _wrap(exp.error, 50, 6)
     return "no curve: the grader runs the experiments\nwith the hidden tests (stars: your own run)"
 
 
-def _wrap(text: str, width: int = 50, lines: int = 3) -> str:
-    import textwrap
+def _columns(text: str) -> int:
+    """How wide `text` is in columns: a CJK character (East Asian wide or full-width) takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
-    return "\n".join(textwrap.wrap(str(text).splitlines()[0] if text else "", width)[:lines])
+
+def _wrap_lines(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` columns, broken at spaces or between two CJK
+    characters, never inside a word (a word longer than a line gets a line of its own)."""
+    tokens = re.findall(r"[^\S\n]+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^\s\u2e80-\u9fff"
+                        r"\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+", text)
+    lines, line = [], ""
+    for token in tokens:
+        if token.isspace():
+            if line:
+                line += " "
+            continue
+        if line and _columns(line + token) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += token
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+def _wrap(text: str, width: int = 50, lines: int = 3) -> str:
+    """A message in lines of `width` columns: the whole sentences that fit in `lines` lines,
+    and "[… n more]" for the sentences left out (the whole message is in score.md). A word or
+    a sentence is never cut; a first sentence longer than `lines` lines is left out whole.
+    Wrapped as drawn: with the escapes of characters no font of the machine has (raster.printable)."""
+    parts = [printable(part) for part in sentences(text)]
+    for shown in range(len(parts), -1, -1):
+        wrapped = _wrap_lines(join_sentences(parts[:shown], len(parts) - shown), width)
+        if len(wrapped) <= lines or not shown:
+            return "\n".join(wrapped)
+    return ""
 
 
 def _source(lab: LabRecord, name: str, seed) -> str:
@@ -358,7 +394,7 @@ def _clip_loss(ax, lab):
     losses = lab.loss_curves
     if losses is not None:
         clip, noclip = _log10(losses.clip), _log10(losses.noclip)
-        d.line(np.arange(len(clip)), clip, "clipped at tau = 5", color=CLIP, linewidth=1.6)
+        d.line(np.arange(len(clip)), clip, CLIPPED_LOSS, color=CLIP, linewidth=1.6)
         d.line(np.arange(len(noclip)), noclip, "no clipping", color=NOCLIP, marker="o", markersize=4)
         shown = np.concatenate([clip[np.isfinite(clip)], noclip[:1][np.isfinite(noclip[:1])]])
         if shown.size:     # the clipped curve readable; the unclipped one leaves the chart
@@ -394,7 +430,7 @@ def _clip_norm(ax, lab):
     top = 2.0 * TAU
     finite = updates[np.isfinite(updates)]
     if finite.size:
-        d.line(np.arange(len(updates)), updates, "||update|| (your clip_grad_norm)", color=CLIP, linewidth=1.6,
+        d.line(np.arange(len(updates)), updates, CLIPPED_UPDATE, color=CLIP, linewidth=1.6,
                marker=".", markersize=3)
         top = max(top, 1.15 * float(finite.max()))
         over = int(np.sum(finite > TAU * (1 + 1e-9)))
@@ -479,17 +515,24 @@ def _bptt(ax, lab):
 PANELS = (_products, _rho_below, _rho_above, _rho_one, _clip_loss, _clip_norm, _vanishing, _bptt)
 
 
-def _key(fig) -> None:
-    """One legend for all panels (the colours mean the same everywhere)."""
+def _key(fig, panels, lab, y: float) -> None:
+    """One legend for all panels (the colours mean the same everywhere): the curves drawn, and
+    for the clipped curves whose clip_grad_norm drew them (the grader's own when yours raised)."""
     star = {"marker": "*", "markersize": 11, "color": "white", "markeredgecolor": "black"}
-    fig.legend([({"color": TANH, "linewidth": 2.6}, "tanh chain"),
-                ({"color": LINEAR, "linestyle": "--", "linewidth": 1.3}, "linear chain (weight factor only)"),
-                ({"color": "0.3", "linestyle": ":"}, "1.5^k"),
-                ({"color": CLIP, "linewidth": 1.6}, "with your clip_grad_norm (tau = 5)"),
-                ({"color": NOCLIP, "linewidth": 2.0}, "no clipping"),
-                ({"color": "0.35", "linestyle": "-."}, "criterion threshold"),
-                (star, "what your run_fault_injection returned (colour: its curve)")],
-               x=0.005, y=0.968, fontsize=7)
+    drawn = {label for p in panels for label in p.lines}
+    clipping = lab.experiments.get("clipping")
+    whose = "the grader's clip_grad_norm (yours raised)" if clipping is not None and clipping.source != "student" \
+        else "your clip_grad_norm"
+    entries = [(drawn & {"tanh", "tanh (median of 8)"}, {"color": TANH, "linewidth": 2.6}, "tanh chain"),
+               (drawn & {"linear (weights only)"}, {"color": LINEAR, "linestyle": "--", "linewidth": 1.3},
+                "linear chain (weight factor only)"),
+               (True, {"color": "0.3", "linestyle": ":"}, "1.5^k"),
+               (drawn & {CLIPPED_LOSS, CLIPPED_UPDATE, "after clip_grad_norm"}, {"color": CLIP, "linewidth": 1.6},
+                f"clipped at tau = 5, with {whose}"),
+               (drawn & {"no clipping"}, {"color": NOCLIP, "linewidth": 2.0}, "no clipping"),
+               (True, {"color": "0.35", "linestyle": "-."}, "criterion threshold"),
+               (any(p.student for p in panels), star, "what your run_fault_injection returned (colour: its curve)")]
+    fig.legend([(style, label) for shown, style, label in entries if shown], x=0.005, y=y, fontsize=7)
 
 
 def draw_fault_figure(lab: LabRecord):
@@ -505,18 +548,26 @@ def draw_fault_figure(lab: LabRecord):
     signals = len({p.signal for p in panels})
     count = (f"{sum(m == 'PASS' for m in graded.values())} of {signals} signals pass" if graded
              else "signals not graded in this run")
+    why = ""
     if isinstance(lab.returned, dict):
         stars = f"Stars: what your run_fault_injection({seed}) returned."
     else:
-        why = lab.returned_error or (f"it returned {lab.returned}" if lab.returned else "no result")
-        stars = f"No stars: your run_fault_injection({seed}) gave no dict ({_wrap(why, 60, 1)})."
+        stars = f"No stars: your run_fault_injection({seed}) gave no dict, because:"
+        # on lines of their own, under the title: whole sentences, the rest marked as left out
+        why = _wrap(lab.returned_error or (f"it returned {lab.returned}" if lab.returned else "no result"),
+                    WHY_COLUMNS, WHY_LINES)
+    own = [name for name, exp in lab.experiments.items() if exp.source != "student"]
     if any(p.lines for p in panels):
-        lines = "Lines: the grader's runs of each experiment through your primitives."
+        lines = "Lines: the grader's runs of each experiment through your primitives"
+        lines += (f" (the grader's own primitives in {', '.join(own)}: yours raised)." if own else ".")
     else:
         lines = "No lines: the grader runs the experiments with the hidden tests."
-    fig.suptitle(f"Fault-injection lab: {count}.   {lines}   {stars}", fontsize=10, x=0.005, ha="left", y=0.995)
-    _key(fig)
-    fig.subplots_adjust(left=0.045, right=0.993, bottom=0.07, top=0.87, wspace=0.25, hspace=0.6)
+    fig.suptitle(f"Fault-injection lab: {count}.   {lines}   {stars}" + (f"\n{why}" if why else ""), fontsize=10,
+                 x=0.005, ha="left", y=0.995)
+    extra = why.count("\n") + 1 if why else 0       # the lines the title takes beyond its first
+    _key(fig, panels, lab, y=0.968 - extra * TITLE_LINE)
+    fig.subplots_adjust(left=0.045, right=0.993, bottom=0.07, top=0.87 - extra * TITLE_LINE, wspace=0.25,
+                        hspace=0.6)
     return fig, panels
 
 

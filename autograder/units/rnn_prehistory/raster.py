@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -58,11 +59,97 @@ def _font_file(bold: bool) -> str:
 
 
 @cache
-def font(points: float, bold: bool, dpi: float):
-    return _memo_font_class()(_font_file(bold), max(1, round(points * dpi / 72 * SUPERSAMPLE)))
+def font(points: float, bold: bool, dpi: float, face: tuple[str, int] | None = None):
+    """DejaVu Sans (bold or not) at `points`, or the font file and index `face` (a fallback)."""
+    path, index = face or (_font_file(bold), 0)
+    return _memo_font_class()(path, max(1, round(points * dpi / 72 * SUPERSAMPLE)), index=index)
+
+
+# ---------------------------------------------------------------- glyphs DejaVu lacks
+# A character DejaVu Sans has no glyph for (Chinese in a message graded with --lang zh) would
+# be drawn as the font's .notdef, an empty box. Such a text is drawn whole with the first font
+# of the machine that has every glyph of it (a CJK font has Latin too), searched for in the
+# usual font folders, CJK fonts first; a character no font has is written as its code point,
+# "<U+4E2D>", visibly.
+FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts", "~/Library/Fonts",
+             "/Library/Fonts", "/System/Library/Fonts", "C:/Windows/Fonts")
+FONT_SUFFIXES = (".ttf", ".otf", ".ttc", ".otc")
+CJK_FONT_NAMES = re.compile(r"cjk|sourcehan|source-han|wqy|droidsansfallback|notosans(sc|tc|hk|jp|kr)|pingfang|"
+                            r"hiragino|heiti|msyh|msjh|simhei|simsun|yahei|ukai|uming|arphic|wenquanyi|unifont")
+MOST_FONT_FILES = 300          # the fallback fonts looked at, at most (their character maps are read once)
+
+
+@cache
+def _cmap(path: str, index: int = 0) -> frozenset[int]:
+    """The code points that the font (a face `index` of a collection) has a glyph for."""
+    from fontTools.ttLib import TTFont
+
+    try:
+        with TTFont(path, fontNumber=index, lazy=True) as face:
+            return frozenset(face.getBestCmap() or ())
+    except Exception:  # noqa: BLE001 - a font file fontTools cannot read is no fallback
+        return frozenset()
+
+
+@cache
+def fallback_fonts() -> tuple[str, ...]:
+    """The font files of this machine, CJK ones first (by name), each folder in sorted order."""
+    found: list[Path] = []
+    for folder in FONT_DIRS:
+        root = Path(folder).expanduser()
+        try:
+            if root.is_dir():
+                found += sorted(p for p in root.rglob("*") if p.suffix.lower() in FONT_SUFFIXES)
+        except OSError:
+            continue
+    found = sorted((p for p in found if p.is_file()), key=lambda p: not CJK_FONT_NAMES.search(p.name.lower()))
+    return tuple(str(p) for p in found[:MOST_FONT_FILES])
 
 
 MEMO_TEXTS = 4096          # masks and boxes one font keeps (texts of data values come and go)
+
+
+def _needed(text: str) -> set[int]:
+    return {ord(c) for c in text if not c.isspace()}
+
+
+@lru_cache(maxsize=MEMO_TEXTS)      # texts of data values come and go in a batch job: bounded
+def face_for(text: str, bold: bool = False) -> tuple[tuple[str, int] | None, str]:
+    """(None: DejaVu Sans, or the (file, index) of the fallback font to draw `text` with; the
+    text, where a character that font lacks is written "<U+4E2D>")."""
+    needed = _needed(text)
+    if text.isascii() or needed <= _cmap(_font_file(bold)):
+        return None, text
+    best: tuple[int, str] | None = None
+    for path in fallback_fonts():
+        covered = len(needed & _cmap(path))
+        if covered == len(needed):
+            return (path, 0), text
+        if covered > len(needed & _cmap(_font_file(bold))) and (best is None or covered > best[0]):
+            best = (covered, path)
+    face = (best[1], 0) if best is not None else None
+    return face, escape_missing(text, _cmap(face[0]) if face else _cmap(_font_file(bold)))
+
+
+def escape_missing(text: str, has: frozenset[int]) -> str:
+    """`text` with each run of characters the font lacks written as their code points: "<U+4E2D U+6587>"."""
+    out, run = [], []
+    for c in text + "\0":
+        if c != "\0" and not c.isspace() and ord(c) not in has:
+            run.append(f"U+{ord(c):04X}")
+            continue
+        if run:
+            out.append("<" + " ".join(run) + ">")
+            run = []
+        if c != "\0":
+            out.append(c)
+    return "".join(out)
+
+
+def printable(text: str) -> str:
+    """`text` as it will be drawn: with the escapes face_for puts in for glyphs no font of the
+    machine has (so a text can be wrapped as it is drawn)."""
+    return face_for(str(text))[1]
 
 
 @cache
@@ -110,9 +197,10 @@ class _Text:
 
     def draw(self, fig: Figure, draw, image, x: float, y: float) -> None:
         """Draw with its anchor (ha, va) at pixel (x, y) of the supersampled image."""
-        f = font(self.fontsize, self.bold, fig.dpi)
+        face, text = face_for(self.text, self.bold)
+        f = font(self.fontsize, self.bold, fig.dpi, face)
         spacing = round(0.2 * self.fontsize * fig.px)
-        left, top, right, bottom = draw.multiline_textbbox((0, 0), self.text, font=f, spacing=spacing)
+        left, top, right, bottom = draw.multiline_textbbox((0, 0), text, font=f, spacing=spacing)
         w, h = right - left, bottom - top
         if self.rotation:
             w, h = h, w
@@ -129,12 +217,12 @@ class _Text:
             from PIL import Image, ImageDraw
 
             label = Image.new("RGBA", (h + 2, w + 2), (0, 0, 0, 0))
-            ImageDraw.Draw(label).multiline_text((-left, -top), self.text, font=f, spacing=spacing,
+            ImageDraw.Draw(label).multiline_text((-left, -top), text, font=f, spacing=spacing,
                                                  fill=rgba(self.colour), align=self.ha)
             label = label.rotate(self.rotation, expand=True)
             image.paste(label, (x0, y0), label)
         else:
-            draw.multiline_text((x0 - left, y0 - top), self.text, font=f, spacing=spacing, fill=rgba(self.colour),
+            draw.multiline_text((x0 - left, y0 - top), text, font=f, spacing=spacing, fill=rgba(self.colour),
                                 align=self.ha)
 
 
@@ -498,8 +586,9 @@ class Figure:
                           self.px_width(style.get("linewidth", 1.5)), DASHES[style.get("linestyle", "-")])
             text = _Text(label, fontsize, "black", "left", "center")
             text.draw(self, draw, image, left + length + 0.8 * em, middle)
-            f = font(fontsize, False, self.dpi)
-            left += length + 0.8 * em + draw.textlength(label, font=f) + columnspacing * em
+            face, shown = face_for(label)
+            left += length + 0.8 * em + draw.textlength(shown, font=font(fontsize, False, self.dpi, face)) + \
+                columnspacing * em
 
     def render(self):
         """The figure as a PIL RGB image of `size` pixels."""

@@ -83,11 +83,13 @@ def render_sequence_plot(extras: dict) -> bytes | None:
         return None
     fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
     axes = fig.subplots(1, 5)
+    unmeasured = extras.get("causality_unmeasured") or {}
     for ax, (key, title) in zip(axes, MAPS):
         if matrices and key in matrices:
             _matrix_panel(ax, matrices[key], title)
         else:
-            ax.set_title(f"{title}\nnot measured in this run", fontsize=9)
+            why = f"not measured:\n{unmeasured[key]}" if key in unmeasured else "not measured in this run"
+            ax.set_title(f"{title}\n{why}", fontsize=9)
     if bill:
         _bytes_panel(axes[4], bill)
     else:
@@ -110,6 +112,9 @@ def evidence_notes(extras: dict) -> list[str]:
     lines = []
     for key, title in MAPS:
         D = (extras.get("causality") or {}).get(key)
+        why = (extras.get("causality_unmeasured") or {}).get(key)
+        if D is None and why:
+            lines.append(f"causality, {title}: not measured ({why})")
         if D is not None:
             leak = first_leak(D)
             lines.append(f"causality, {title}: " + ("causal (no output moved when a later input moved)"

@@ -31,6 +31,7 @@ from autograder.units.rnn_prehistory.lab.broken_primitives import (
     ZERO_RNN_BACKWARD,
     BrokenPrimitive,
 )
+from autograder.units.rnn_prehistory.lab.record import whole_sentences
 from autograder.units.rnn_prehistory.oracles import NumericalGradient, RelError, RNNBackward, RNNForward
 
 TOPIC = "fault_injection"
@@ -455,7 +456,7 @@ class CheckedPrimitives:
 
     def _failed(self, name, exc):
         self.deviations.setdefault(name, _("{name} raised {error}: {message}").format(
-            name=name, error=type(exc).__name__, message=str(getattr(exc, 'message', exc))[:200]))
+            name=name, error=type(exc).__name__, message=whole_sentences(getattr(exc, 'message', exc), 300)))
 
 
 def probes() -> dict[str, list[tuple]]:

@@ -8,11 +8,46 @@ so every field is plain data: numbers, strings, lists and dicts of them.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 EXTRAS_KEY = "fault_injection"     # the entry of the run's report_extras holding the record
+MESSAGE_CHARS = 600                # what the record keeps of a message: whole sentences up to this
+ELIDED = "[\u2026 {n} more]"         # stands for the sentences left out: "[… 2 more]"
+# A sentence ends at . ! ? ; (then a space) or at a CJK full stop, question or exclamation mark.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[\u3002\uff01\uff1f\uff1b])\s*")
+_CJK_END = "\u3002\uff01\uff1f\uff1b"
+
+
+def sentences(text) -> list[str]:
+    """The sentences of `text` (its lines joined: a message's line breaks are not sentence ends)."""
+    flat = " ".join(str(text or "").split())
+    return [s for s in _SENTENCE_END.split(flat) if s]
+
+
+def join_sentences(parts, left_out: int = 0) -> str:
+    """Sentences back into one text (no space after a CJK full stop), and the marker for
+    `left_out` sentences that are not shown."""
+    text = ""
+    for part in parts:
+        text += part if not text or text.endswith(tuple(_CJK_END)) else " " + part
+    if left_out:
+        text += (" " if text else "") + ELIDED.format(n=left_out)
+    return text
+
+
+def whole_sentences(text, limit: int = MESSAGE_CHARS) -> str:
+    """`text` shortened to the whole sentences that fit in `limit` characters, with a visible
+    marker for the ones left out: a word or a sentence is never cut (a first sentence longer
+    than the limit is left out whole, and the marker says so)."""
+    parts = sentences(text)
+    for shown in range(len(parts), -1, -1):
+        kept = join_sentences(parts[:shown], len(parts) - shown)
+        if len(kept) <= limit or not shown:
+            return kept
+    return ""
 
 
 def plain(value):
@@ -84,7 +119,7 @@ class LabRecord:
     def keep_experiment(self, name: str, source: str, seed: int, result: dict | None, error=None) -> None:
         """Keep what the figure draws of the grader's experiment `name`: the "figure" entry
         of its result, or the message of what the student's primitives raised."""
-        message = str(getattr(error, "message", error))[:300] if error is not None else None
+        message = whole_sentences(getattr(error, "message", error)) if error is not None else None
         self.experiments[name] = ExperimentData(source, int(seed), plain((result or {}).get("figure") or {}), message)
 
     def to_plain(self) -> dict:

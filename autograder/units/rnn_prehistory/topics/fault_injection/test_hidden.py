@@ -67,6 +67,7 @@ from autograder.units.rnn_prehistory.lab.record import (
     NormCurves,
     SignalRecord,
     plain,
+    whole_sentences,
 )
 
 
@@ -95,7 +96,7 @@ class _Graded:
 
     def __exit__(self, exc_type, exc, tb):
         if exc is not None:
-            self.fields[f"{self.args[3]}_message"] = str(getattr(exc, "message", exc))[:300]
+            self.fields[f"{self.args[3]}_message"] = whole_sentences(getattr(exc, "message", exc))
         _record(*self.args, exc is None, **self.fields)
         return False
 
@@ -125,7 +126,7 @@ def lab(fault_injection, run_seed, report_extras):
         record.returned = plain(state["run"]) if isinstance(state["run"], dict) else repr(state["run"])[:200]
     except Exception as exc:  # noqa: BLE001 - re-raised in every test that needs it
         state["error"] = exc
-        record.returned_error = str(getattr(exc, "message", exc))[:300]
+        record.returned_error = whole_sentences(getattr(exc, "message", exc))
     return state
 
 

@@ -8,15 +8,13 @@ from decimal import Decimal, getcontext
 
 import numpy as np
 import pytest
-import torch
-from helpers import SOLUTIONS
+from helpers import SOLUTIONS, torch  # torch: imported on first use
 
 from autograder.authoring.checks import gamma, product_scale
 
 sys.path.insert(0, str(SOLUTIONS))
 import fault_injection  # noqa: E402  (the reference solution)
 
-torch.set_default_dtype(torch.float64)
 SEEDS = range(10)
 
 

@@ -23,8 +23,7 @@ import sys
 
 import numpy as np
 import pytest
-import torch  # the oracle (a dev dependency, see pyproject.toml)
-from helpers import SOLUTIONS
+from helpers import SOLUTIONS, torch  # torch: imported on first use
 
 from autograder.authoring.checks import gamma
 

@@ -32,8 +32,7 @@ import sys
 
 import numpy as np
 import pytest
-import torch  # the oracle (a dev dependency, see pyproject.toml)
-from helpers import SOLUTIONS, UNIT
+from helpers import SOLUTIONS, UNIT, torch  # torch: imported on first use
 
 SEEDS = range(200)
 TOL = 1e-12
