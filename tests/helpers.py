@@ -75,13 +75,21 @@ CASES = [(topic, "mutant", m["name"]) for topic in KILL_MATRIX_TOPICS for m in M
          for a in MATRIX[topic].get("alternatives", [])]
 
 
+def graded_tests(mutant: dict) -> list:
+    """The tests of its topic a mutant is graded on in `make test`: those that must catch it
+    (`killed_by`), then those where it must cost nothing (its own `not_charged_in`: a test of a
+    relation between two functions, which compares with the student's own other function)."""
+    return [*mutant["killed_by"], *mutant.get("not_charged_in", [])]
+
+
 def kill_matrix_class(root: Path, killing_tests_only: bool = False) -> dict:
     """The kill matrix as a class (topics/<topic>/mutants.yaml, format in docs/AUTHORING.md):
     one folder per mutant (`mutant-<name>`) and per valid alternative (`alternative-<name>`).
     Returns the batch plan: mutants are graded on the topic they break and on the topics
     where they must cost nothing (`not_charged_in`), whole; alternatives on every topic (not in
     the plan). With `killing_tests_only`, mutants on the tests that must catch them
-    (`killed_by`) only, alternatives on their topic and the topics that call it (its
+    (`killed_by`) and those of their topic where they must cost nothing (their own
+    `not_charged_in`) only, alternatives on their topic and the topics that call it (its
     `not_charged_in`: the lab calls bptt); only those can see the replaced file."""
     plan = {}
     for topic in KILL_MATRIX_TOPICS:
@@ -89,7 +97,7 @@ def kill_matrix_class(root: Path, killing_tests_only: bool = False) -> dict:
         module = f"{UNIT.topic(topic).module}.py"
         for m in spec.get("mutants", []):
             make_submission(root / f"mutant-{m['name']}", replace={module: [tuple(e) for e in m["replace"]]})
-            plan[f"mutant-{m['name']}"] = [f"{topic}::{test}" for test in m["killed_by"]] if killing_tests_only \
+            plan[f"mutant-{m['name']}"] = [f"{topic}::{test}" for test in graded_tests(m)] if killing_tests_only \
                 else [topic, *spec.get("not_charged_in", [])]
         for a in spec.get("alternatives", []):
             sub = make_submission(root / f"alternative-{a['name']}")

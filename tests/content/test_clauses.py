@@ -54,3 +54,16 @@ def test_every_mutant_breaks_exactly_one_clause(topic):
     unclaimed = sorted({m["name"] for m in MATRIX[topic]["mutants"]} - set(claimed))
     assert not twice, f"{topic}: mutants claimed by two clauses: {twice}"
     assert not unclaimed, f"{topic}: mutants that break no clause of the table: {unclaimed}"
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_a_mutant_is_not_charged_in_the_tests_of_another_function(topic):
+    """A mutant's own `not_charged_in` names tests of its topic where its mistake must cost
+    nothing (a test of a relation between two functions compares with the student's own other
+    function); test_kill_matrix.py grades the mutant on them and requires them passed."""
+    tests = {t.id for t in UNIT.rubric.topic(topic).tests}
+    for m in MATRIX[topic]["mutants"]:
+        spared = m.get("not_charged_in") or []
+        assert isinstance(spared, list), f"{topic}: {m['name']}: not_charged_in is a list of tests"
+        assert set(spared) <= tests, f"{topic}: {m['name']}: not_charged_in names unknown tests {sorted(set(spared) - tests)}"
+        assert not set(spared) & set(m["killed_by"]), f"{topic}: {m['name']}: a test both catches it and spares it"

@@ -1,8 +1,11 @@
 """The kill matrix: every hidden suite catches known wrong implementations and passes valid
 alternatives (topics/<topic>/mutants.yaml of the unit, format in docs/AUTHORING.md).
 
-Mutants are graded on the tests of their topic that must catch them, alternatives on their
-topic and the topics that call it (its `not_charged_in`: the lab calls bptt), all in one
+Mutants are graded on the tests of their topic that must catch them, and on the tests of a
+relation between two of its functions where they must cost nothing (the mutant's own
+`not_charged_in`: a mistake of rnn_backward is not charged again in the test that truncated
+BPTT with k >= T equals the student's full pass); alternatives on their topic and the topics
+that call it (the topic's `not_charged_in`: the lab calls bptt), all in one
 real `python -m autograder batch --plan` run, so this exercises the class-grading path too.
 test_kill_matrix_seeds.py (`make sweep`) grades mutants on their whole topic and on the
 topics where they must cost nothing (`not_charged_in`), and alternatives on the whole unit,
@@ -19,7 +22,17 @@ from __future__ import annotations
 import ast
 
 import pytest
-from helpers import CASES, KILL_MATRIX_TOPICS, MATRIX, SOLUTIONS, STUBS, UNIT, grade_class, kill_matrix_class
+from helpers import (
+    CASES,
+    KILL_MATRIX_TOPICS,
+    MATRIX,
+    SOLUTIONS,
+    STUBS,
+    UNIT,
+    grade_class,
+    graded_tests,
+    kill_matrix_class,
+)
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +88,12 @@ def test_kill_matrix(graded, topic, kind, name):
         return
     entry = next(t for t in score["topics"] if t["id"] == topic)
     mutant = next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)
-    assert sorted(test["id"] for test in entry["tests"]) == sorted(mutant["killed_by"]), "graded on its killing tests"
+    assert sorted(test["id"] for test in entry["tests"]) == sorted(graded_tests(mutant)), \
+        "graded on its killing tests and its not_charged_in tests"
     tests = {t["id"]: t for t in entry["tests"]}
+    charged = {test_id: tests[test_id]["message"] for test_id in mutant.get("not_charged_in", [])
+               if tests[test_id]["outcome"] != "passed"}
+    assert not charged, f"mutant {name} ({mutant['misconception']}) is charged again in a test of another function: {charged}"
     assert named_diagnoses(topic, mutant, entry["tests"]) == ([mutant["diagnosis"]] if "diagnosis" in mutant else []), \
         f"mutant {name} ({mutant['misconception']}) is told: {[t['message'] for t in entry['tests']]}"
     assert entry["earned"] < entry["possible"], f"mutant {name} got full marks"

@@ -1,8 +1,9 @@
 """The kill matrix under ten seeds (`make sweep`): scores do not depend on the draw.
 
 Every mutant loses exactly the same points, test by test, under each of SEEDS, the tests
-that must catch it fail under all of them, and no hidden test charges it again in the topics
-that call its topic (`not_charged_in`); every valid alternative keeps full marks on every
+that must catch it fail under all of them, the tests of another function it names (its own
+`not_charged_in`) pass under all of them, and no hidden test charges it again in the topics
+that call its topic (the topic's `not_charged_in`); every valid alternative keeps full marks on every
 topic under all of them. Two students with the same bug get the same mark, whatever seed their
 files give.
 """
@@ -47,6 +48,8 @@ def test_same_points_under_every_seed(graded_per_seed, topic, kind, name):
     mutant = next(m for m in MATRIX[topic]["mutants"] if m["name"] == name)
     for test_id in mutant["killed_by"]:
         assert not first[f"{topic}::{test_id}"][1], f"{test_id} does not catch {name} under every seed"
+    for test_id in mutant.get("not_charged_in", []):
+        assert first[f"{topic}::{test_id}"][1], f"{test_id}, a test of another function, charges {name} again"
     for other in MATRIX[topic].get("not_charged_in", []):
         charged = {seed: sorted(k for k, (_, ok) in pts.items() if k.startswith(f"{other}::hidden::") and not ok)
                    for seed, pts in per_seed.items()}

@@ -22,6 +22,7 @@ from autograder.authoring.checks import (
     rel_error,
 )
 from autograder.i18n import N_, _
+from autograder.isolation.sandbox import StudentCodeError
 from autograder.units.rnn_prehistory import stacked
 from autograder.units.rnn_prehistory.helpers.functions import CubicForm
 
@@ -178,16 +179,37 @@ def test_rnn_backward_truncated_matches_definition(bptt, reference, rng):
 
 
 def test_rnn_backward_truncated_k_ge_T_equals_full(bptt, reference, rng):
+    """A relation between two of the student's functions: with k >= T the truncated pass is the
+    full one. It is judged against the student's own rnn_backward on the same cache, so a mistake
+    made there (or in the step both call) is charged in rnn_backward's tests only; a truncated
+    pass equal to the correct full gradient is right too, whatever the student's full pass gives."""
     x, h0, Wx, Wh, b = rnn_params(rng, N=2, T=5, D=3, H=4)
     dh = rng.normal(size=(2, 5, 4))
     _h, cache = bptt.rnn_forward(x, h0, Wx, Wh, b)
     _h, ref_cache = reference.bptt.rnn_forward(x, h0, Wx, Wh, b)
-    expected = reference.bptt.rnn_backward(dh, ref_cache)
+    names = ["dx", "dh0", "dWx", "dWh", "db"]
+    try:
+        own = [np.asarray(g, dtype=float) for g in expect_tuple(bptt.rnn_backward(dh, cache), 5, "rnn_backward")]
+    except (StudentCodeError, CheckFailed, TypeError, ValueError):
+        own = None                 # rnn_backward's own tests charge it; the definition still holds
+    correct = reference.bptt.rnn_backward(dh, ref_cache)
     for k in (5, 9):
         grads = expect_tuple(bptt.rnn_backward_truncated(dh, cache, k), 5, f"rnn_backward_truncated(k={k})")
-        for g, e, name in zip(grads, expected, ["dx", "dh0", "dWx", "dWh", "db"]):
-            expect_close(g, e, _("rnn_backward_truncated with k={k} >= T=5: {name}").format(k=k, name=name),
-                         scale=_largest(e), hint=_("with k >= T nothing is truncated: the result equals rnn_backward"))
+        failures = []
+        for want, whose in ((own, _("your rnn_backward")), (correct, _("the full gradient"))):
+            if want is None:
+                continue
+            try:
+                for g, e, name in zip(grads, want, names):
+                    expect_close(g, e, _("rnn_backward_truncated with k={k} >= T=5: {name}, against {whose}").format(
+                        k=k, name=name, whose=whose), scale=_largest(e),
+                        hint=_("with k >= T nothing is truncated: the result equals rnn_backward"))
+            except CheckFailed as failure:
+                failures.append(failure)
+            else:
+                break
+        else:
+            raise failures[0]
 
 
 def test_numerical_gradient_matches_analytic(bptt, rng):

@@ -24,6 +24,8 @@ from autograder.i18n import _
 from autograder.units.rnn_prehistory.helpers.sequence_maps import LookaheadMap
 from autograder.units.rnn_prehistory.oracles import RNNForward
 
+CAUSAL_TOL = 1e-8            # causality.py's documented default
+
 STAND_IN = {"bptt.rnn_forward": RNNForward()}
 
 
@@ -91,13 +93,32 @@ def test_birnn_forward_matches_reference(causality, reference, rng):
                             "and its output is reversed again so that y[:, t] belongs to x[:, t]"))
 
 
+def far_below_zero(rng, N, T, D, Dk):
+    """x and Wq, Wk = -Wq whose scores e[t, s] all lie between -2e4 and about -8e4: x_t runs along
+    the first singular direction u of Wq (a_t u, a_t in [1, 2], plus 1e-4 of noise), so
+    q_t . k_s = -a_t a_s |u Wq|^2 < 0, scaled until the largest is -2e4. exp of such a score is 0:
+    only a softmax that subtracts the row's own maximum stays finite."""
+    Wq = rng.normal(size=(D, Dk))
+    u = np.linalg.svd(Wq)[0][:, 0]
+    x = rng.uniform(1.0, 2.0, size=(N, T, 1)) * u + rng.normal(size=(N, T, D)) * 1e-4
+    q = x @ Wq
+    scores = -np.einsum("ntk,nsk->nts", q, q) / np.sqrt(Dk)
+    return x * np.sqrt(2e4 / -scores.max()), Wq, -Wq
+
+
 def test_self_attention_matches_reference(causality, reference, rng):
+    cases = []
     for N, T, D, Dk, Dv, scale in [(1, 1, 2, 2, 3, 1.0), (2, 6, 4, 3, 2, 1.0), (3, 5, 3, 4, 4, 1.0),
                                    (2, 7, 3, 2, 3, 30.0)]:
         x = rng.normal(size=(N, T, D)) * scale
-        Wq, Wk, Wv = rng.normal(size=(D, Dk)), rng.normal(size=(D, Dk)), rng.normal(size=(D, Dv))
+        cases.append((f"N={N}, T={T}, D={D}, Dk={Dk}, Dv={Dv}", x, rng.normal(size=(D, Dk)), rng.normal(size=(D, Dk)),
+                      rng.normal(size=(D, Dv))))
+    x, Wq, Wk = far_below_zero(rng, 2, 5, 3, 2)
+    cases.append(("N=2, T=5, D=3, Dk=2, Dv=3, " + _("every score below -20000"), x, Wq, Wk, rng.normal(size=(3, 3))))
+    for sizes, x, Wq, Wk, Wv in cases:
+        N, T, Dv = x.shape[0], x.shape[1], Wv.shape[1]
         for causal in (True, False):
-            what = f"self_attention (N={N}, T={T}, D={D}, Dk={Dk}, Dv={Dv}, causal={causal})"
+            what = f"self_attention ({sizes}, causal={causal})"
             y = expect_array(causality.self_attention(x, Wq, Wk, Wv, causal), (N, T, Dv), what)
             if not np.all(np.isfinite(y)):
                 raise CheckFailed(_("{what}: the output contains nan or inf; subtract each row's maximum before exp "
@@ -105,7 +126,8 @@ def test_self_attention_matches_reference(causality, reference, rng):
             expect_close(y, reference.causality.self_attention(x, Wq, Wk, Wv, causal), what, tol=1e-8,
                          scale=visible_values(x, Wv, causal),
                          hint=_("e = q k^T / sqrt(Dk) with Dk the width of q and k; with causal=True the future "
-                                "(s > t) gets -inf before the softmax, so the visible weights still sum to 1"))
+                                "(s > t) gets -inf before the softmax, so the visible weights still sum to 1; "
+                                "subtract each row's own maximum, however far below zero the scores are"))
 
 
 def test_causal_maps_read_no_future_and_the_others_do(causality, rng, report_extras):
@@ -180,6 +202,28 @@ def test_causal_maps_read_no_future_and_the_others_do(causality, rng, report_ext
                                 "every position sees every position").format(what=what))
 
 
+def expect_dependency(D, want, what, rtol, atol, measured=""):
+    if not np.allclose(D, want, rtol=rtol, atol=atol):
+        worst = np.unravel_index(np.argmax(np.abs(D - want) - rtol * np.abs(want)), D.shape)
+        raise CheckFailed(_("{what}: D[{t}, {s}] = {got}, {measured}{want}. D[t, s] is the Frobenius norm of "
+                            "dy_t/dx_s: perturb x[s, d] (every d) by +h and -h on a float64 copy of x and divide the "
+                            "change of y_t by 2h").format(
+            what=what, t=worst[0], s=worst[1], got=f"{D[worst]:.10g}", want=f"{want[worst]:.10g}",
+            measured=measured or _("the exact Jacobian block norm is ")))
+
+
+def expect_leak(causality, D, want_leak, what, *tol):
+    """is_causal(D, *tol) must be (want_leak is None, want_leak)."""
+    causal, leak = expect_tuple(causality.is_causal(D, *tol), 2, "is_causal")
+    got_leak = None if leak is None else tuple(int(i) for i in leak)
+    if bool(causal) != (want_leak is None) or got_leak != want_leak:
+        raise CheckFailed(_("is_causal on {what}: returned ({causal}, {leak}), expected ({want_causal}, {want}). "
+                            "Scan rows t in order and, in each, s = t+1, t+2, ...; the first D[t, s] over the "
+                            "tolerance (D[t, s] > tol: an entry equal to tol is not a leak) is the leak; only "
+                            "entries above the diagonal count").format(
+            what=what, causal=causal, leak=got_leak, want_causal=want_leak is None, want=want_leak))
+
+
 def test_dependency_matrix_and_first_leak(causality, rng):
     T, Din, K = 6, 2, 3
     for lag, start in [(int(rng.integers(1, 4)), int(rng.integers(0, 3))), (0, 0), (-1, 1)]:
@@ -191,20 +235,24 @@ def test_dependency_matrix_and_first_leak(causality, rng):
         D = expect_array(D, (T, T), what)
         exact = lookahead.dependency(point)
         # central differences: truncation h^2 times a third derivative plus roundoff eps |y| / h, ~1e-10
-        if not np.allclose(D, exact, rtol=1e-5, atol=1e-7):
-            worst = np.unravel_index(np.argmax(np.abs(D - exact)), D.shape)
-            raise CheckFailed(_("{what}: D[{t}, {s}] = {got}, the exact Jacobian block norm is {want}. D[t, s] is "
-                                "the Frobenius norm of dy_t/dx_s: perturb x[s, d] (every d) by +h and -h on a copy "
-                                "and divide the change of y_t by 2h").format(
-                what=what, t=worst[0], s=worst[1], got=f"{D[worst]:.4g}", want=f"{exact[worst]:.4g}"))
-        causal, leak = expect_tuple(causality.is_causal(exact), 2, "is_causal")
+        expect_dependency(D, exact, what, rtol=1e-5, atol=1e-7)
         want_leak = (start, start + lag) if lag > 0 else None
-        got_leak = None if leak is None else tuple(int(i) for i in leak)
-        if bool(causal) != (want_leak is None) or got_leak != want_leak:
-            raise CheckFailed(_("is_causal on a map whose first read of the future is {want}: returned ({causal}, "
-                                "{leak}). Scan rows t in order and, in each, s = t+1, t+2, ...; the first D[t, s] "
-                                "over the tolerance is the leak; only entries above the diagonal count").format(
-                want=want_leak, causal=causal, leak=got_leak))
+        expect_leak(causality, exact, want_leak, _("a map whose first read of the future is {want}").format(
+            want=want_leak))
+    # The step is the caller's: with h = 0.25 the truncation error (~1e-2) shows in every entry the map
+    # reads; D is compared with the central differences of that step (their round-off, ~1e-15).
+    lookahead = LookaheadMap(A=rng.normal(size=(Din, K)), B=rng.normal(size=(Din, K)), lag=1)
+    what = "dependency_matrix (LookaheadMap lag=1, h=0.25)"
+    D = expect_array(causality.dependency_matrix(lookahead, point, 0.25), (T, T), what)
+    expect_dependency(D, lookahead.central_dependency(point, 0.25), what, rtol=1e-8, atol=1e-12,
+                      measured=_("central differences with that step give "))
+    # A float32 x is probed in float64: x + 1e-5 rounded to float32 moves by up to 6e-8 less or more,
+    # an error of ~1e-3 in every entry (float64: ~1e-10).
+    point32 = rng.normal(size=(T, Din)).astype(np.float32)
+    what = "dependency_matrix (x of dtype float32)"
+    D = expect_array(causality.dependency_matrix(lookahead, point32), (T, T), what)
+    expect_dependency(D, lookahead.dependency(point32.astype(float)), what, rtol=1e-5, atol=1e-7)
+
     # Round-off sized entries above the diagonal are no dependence; clear ones are.
     noise = np.tril(np.ones((5, 5))) + np.triu(np.full((5, 5), 1e-12), k=1)
     causal, leak = expect_tuple(causality.is_causal(noise), 2, "is_causal")
@@ -216,6 +264,23 @@ def test_dependency_matrix_and_first_leak(causality, rng):
     if causal or leak is None or tuple(int(i) for i in leak) != (3, 4):
         raise CheckFailed(_("is_causal: an entry of 1e-3 at (3, 4) is a real dependence on the future; expected "
                             "(False, (3, 4))"))
+    # The caller's tol, both ways; an entry equal to it is not over it (D[t, s] <= tol is causal).
+    expect_leak(causality, noise, None, _("entries of 1e-12 and one of 1e-3 above the diagonal, with tol=1e-2"), 1e-2)
+    expect_leak(causality, noise, (0, 1), _("entries of 1e-12 above the diagonal, with tol=1e-13"), 1e-13)
+    at_tol = np.eye(4) + np.triu(np.full((4, 4), 0.25), k=1)
+    expect_leak(causality, at_tol, None, _("entries of exactly 0.25 above the diagonal, with tol=0.25"), 0.25)
+    expect_leak(causality, np.eye(4) + np.triu(np.full((4, 4), CAUSAL_TOL), k=1), None,
+                _("entries of exactly 1e-8 above the diagonal (the default tol)"))
+    # The order of the scan: row 0 before row 1 (a column scan finds (1, 2)), and in a row the
+    # nearest future position (from the far end: (0, 4)).
+    order = np.eye(5)
+    order[1, 2] = order[0, 3] = 1.0
+    expect_leak(causality, order, (0, 3), _("a matrix with leaks at (0, 3) and (1, 2)"))
+    order = np.eye(5)
+    order[0, 2] = order[0, 4] = 1.0
+    expect_leak(causality, order, (0, 2), _("a matrix with leaks at (0, 2) and (0, 4)"))
+    # One position: no entry above the diagonal at all.
+    expect_leak(causality, np.array([[0.7]]), None, _("a 1 x 1 matrix (nothing above the diagonal)"))
 
 
 def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report_extras):
@@ -237,6 +302,14 @@ def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report
                             "squared error summed over the V outputs"))
         errors[name] = float(error)
     report_extras["causality_readout"] = {name: float(f"{e:.6g}") for name, e in errors.items()}   # as above
+    # V = tokens.max() + 1 when some id never occurs: here 2 (its one-hot column is all zeros).
+    gaps = np.where(tokens == 2, 3, tokens)
+    gaps[0, 0] = 3
+    what = _("next_token_readout_error on tokens of ids 0, 1 and 3 (2 never occurs)")
+    expect_close(causality.next_token_readout_error(states[:, :, :H], gaps, n_train),
+                 reference.causality.next_token_readout_error(states[:, :, :H], gaps, n_train), what, tol=1e-6,
+                 hint=_("the one-hot targets have V = tokens.max() + 1 columns, one per id up to the largest, "
+                        "whether or not each id occurs"))
     if not errors["birnn"] < 0.8 * errors["rnn"]:
         raise CheckFailed(_("the bidirectional states should read the next token far better than the forward ones "
                             "(they saw it); your errors: {bi} against {uni}").format(
