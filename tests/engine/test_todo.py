@@ -42,3 +42,20 @@ def test_a_half_done_topic_names_every_function_left(tmp_path):
     (topic,) = score["topics"]
     assert topic["status"] == "graded"
     assert topic["message"] == "still raising NotImplementedError: bptt.rnn_backward_truncated, bptt.rel_error"
+
+
+def test_a_reference_calling_a_stub_of_its_own_module_names_the_stub_not_itself(tmp_path):
+    """beam_search.sequence_score left as the stub, attribute_error (which calls it) the
+    reference: the report names sequence_score, not attribute_error, as still raising
+    NotImplementedError (the stub that raised is the function in the frame, not the one called)."""
+    stub, text = (STUBS / "beam_search.py").read_text(), (SOLUTIONS / "beam_search.py").read_text()
+    start, stub_start = text.index("def sequence_score("), stub.index("def sequence_score(")
+    text = text[:start] + stub[stub_start:stub.index("\ndef ", stub_start)] + text[text.index("\ndef ", start):]
+    sub = make_submission(tmp_path / "sub", files={"beam_search.py": text})
+    proc, score = grade(sub, tmp_path / "out", "--topic", "beam_attribution")
+    assert proc.returncode == 0, proc.stderr
+    (topic,) = score["topics"]
+    assert topic["status"] == "graded" and topic["message"] == \
+        "still raising NotImplementedError: beam_search.sequence_score", topic["message"]
+    messages = [t["message"] for t in topic["tests"] if "attribute_error" in t["message"]]
+    assert messages and all("calls beam_search.sequence_score" in m for m in messages), messages
