@@ -57,18 +57,3 @@ class LookaheadMap:
     def dependency(self, x: np.ndarray) -> np.ndarray:
         """The exact D[t, s] = ||dy_t/dx_s||_F, shape (T, T)."""
         return np.sqrt(np.sum(self.jacobian(x) ** 2, axis=(1, 3)))
-
-    def central_dependency(self, x: np.ndarray, h: float) -> np.ndarray:
-        """D[t, s] measured as dependency_matrix's docstring says, with the step h: the norms of
-        the blocks of (f(x + h e_sd) - f(x - h e_sd)) / 2h, in float64. With h = 0.25 the
-        truncation (h^2 / 6 times a third derivative, ~1e-2) shows in every entry the map reads."""
-        x = np.array(x, dtype=float)
-        T, D = x.shape
-        J = np.zeros((T, self.A.shape[1], T, D))
-        for s in range(T):
-            for d in range(D):
-                up, down = x.copy(), x.copy()
-                up[s, d] += h
-                down[s, d] -= h
-                J[:, :, s, d] = (self(up) - self(down)) / (2 * h)
-        return np.sqrt(np.sum(J**2, axis=(1, 3)))
