@@ -12,6 +12,11 @@ one with a typical mistake (a kill-matrix mutant), the others untouched stubs. I
 and every path must give the score per topic that `python -m autograder grade` gives the same
 files (the public part of it for `make grade`), the untouched topics `not_implemented`
 everywhere, and at the `total` level no file the student can see names a hidden test.
+
+The same journey is walked by students drawn at function granularity (tests/drawn_students.py:
+each function the reference, the stub or a kill-matrix mutant): one in `make test`, three
+more in `make sweep` (seeds in DRAWN), whose untouched topics are those `grade` reports
+`not_implemented` (tests/e2e/test_drawn_journeys.py checks that rule itself).
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from drawn_students import draw
 from helpers import ENGLISH, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, borrowed_venv, grade, make_submission
 
 RIGHT = ("gate_derivative", "attention")                 # finished, correct
 MISTAKE = ("bleu", "brevity_ratio_inverted")             # finished, with a typical mistake
 UNTOUCHED = tuple(t.id for t in UNIT.topics if t.id not in (*RIGHT, MISTAKE[0]))
+DRAWN = [pytest.param(0, id="drawn-0"), *(pytest.param(s, id=f"drawn-{s}", marks=pytest.mark.sweep) for s in (1, 2, 3))]
 MODULE = {t.id: t.module for t in UNIT.topics}
 HIDDEN_NAMES = sorted({x.test for t in UNIT.rubric.topics for x in t.tests if x.visibility == "hidden"})
 NOT_IMPLEMENTED = "is not implemented yet"               # the message of a test that reached a stub
@@ -62,20 +69,28 @@ def names_of_hidden_tests(text: str) -> list[str]:
     return [name for name in HIDDEN_NAMES if re.search(rf"\b{name}\b", text)]
 
 
-@pytest.fixture(scope="module")
-def journey(tmp_path_factory):
-    """The submission and what `python -m autograder grade` gives it (the yardstick)."""
-    tmp = tmp_path_factory.mktemp("journey")
-    submission = partial_submission(tmp / "modules")
+@pytest.fixture(scope="module", params=[pytest.param(None, id="fixed"), *DRAWN])
+def journey(request, tmp_path_factory):
+    """The submission and what `python -m autograder grade` gives it (the yardstick): the fixed
+    student, whose topics are known in advance, or a drawn one."""
+    seed = request.param
+    tmp = tmp_path_factory.mktemp("journey" if seed is None else f"drawn-{seed}")
+    submission = partial_submission(tmp / "modules") if seed is None else draw(seed).write(tmp / "modules")
     proc, score = grade(submission, tmp / "alone")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     expected = per_topic(score)
-    for topic in RIGHT:
-        assert expected[topic] == (UNIT.rubric.topic(topic).points, "graded"), topic
-    assert expected[MISTAKE[0]][1] == "graded" and 0 < expected[MISTAKE[0]][0] < UNIT.rubric.topic(MISTAKE[0]).points
-    for topic in UNTOUCHED:
+    if seed is None:
+        for topic in RIGHT:
+            assert expected[topic] == (UNIT.rubric.topic(topic).points, "graded"), topic
+        assert expected[MISTAKE[0]][1] == "graded" and 0 < expected[MISTAKE[0]][0] < UNIT.rubric.topic(MISTAKE[0]).points
+        untouched = UNTOUCHED
+    else:
+        untouched = tuple(t for t, (_e, status) in expected.items() if status == "not_implemented")
+    for topic in untouched:
         assert expected[topic] == (0, "not_implemented"), topic
-    return {"tmp": tmp, "submission": submission, "score": score, "expected": expected}
+    written = tuple(t.id for t in UNIT.topics if t.id not in untouched)
+    return {"tmp": tmp, "submission": submission, "score": score, "expected": expected, "untouched": untouched,
+            "written": written, "seed": seed}
 
 
 def student_checkout(dist: Path, modules: Path, dest: Path) -> Path:
@@ -96,7 +111,7 @@ def test_make_grade_in_the_student_repository(journey, dist):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     score = json.loads((copy / "reports" / "score.json").read_text())
     assert per_topic(score) == per_topic(journey["score"], public_only=True)
-    for topic in UNTOUCHED:
+    for topic in journey["untouched"]:
         assert re.search(rf"^{topic} .* not implemented$", proc.stdout, re.M), proc.stdout
     reports = {p.name: p.read_bytes().decode("utf-8", "replace") for p in (copy / "reports").iterdir()}
     assert not any(names_of_hidden_tests(text) for text in reports.values())
@@ -193,7 +208,7 @@ def test_gradescope_run_autograder(journey, dist, upload):
               for t in MODULE}
     assert earned == {t: e for t, (e, _status) in journey["expected"].items()}, results["output"]
     for test in results["tests"]:
-        if test["name"].split(" ", 1)[0] in UNTOUCHED:
+        if test["name"].split(" ", 1)[0] in journey["untouched"]:
             assert test["status"] == "failed" and NOT_IMPLEMENTED in test["output"], test
 
 
@@ -228,7 +243,7 @@ def test_nbgrader_release_fetch_submit_autograde_and_feedback(journey):
     run("fetch_assignment", name, "--course", name, x, cwd=student_home)
     # The student writes the same code into the answer cells of the topics they did; the
     # untouched notebooks are handed in as fetched.
-    done = {MODULE[t]: (journey["submission"] / f"{MODULE[t]}.py").read_text() for t in (*RIGHT, MISTAKE[0])}
+    done = {MODULE[t]: (journey["submission"] / f"{MODULE[t]}.py").read_text() for t in journey["written"]}
     for path in (student_home / name).glob("*.ipynb"):
         nb = json.loads(path.read_text())
         for cell in nb["cells"]:
@@ -250,7 +265,7 @@ def test_nbgrader_release_fetch_submit_autograde_and_feedback(journey):
     assert {t: round(float(scores[t]), 6) for t in MODULE} == {t: e for t, (e, _s) in journey["expected"].items()}
     feedback = {p.stem: _text_of_html(p.read_text()) for p in (course / "feedback" / "lee" / name).glob("*.html")}
     assert set(feedback) == set(MODULE), sorted(feedback)
-    unsaid = [topic for topic in UNTOUCHED if NOT_IMPLEMENTED not in feedback[topic]]
+    unsaid = [topic for topic in journey["untouched"] if NOT_IMPLEMENTED not in feedback[topic]]
     assert not unsaid, {topic: re.findall(r"^error: .*$", feedback[topic], re.M)[:1] for topic in unsaid}
     leaks = {topic: names_of_hidden_tests(text) for topic, text in feedback.items()}
     assert not any(leaks.values()), leaks
