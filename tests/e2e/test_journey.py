@@ -7,7 +7,7 @@ one with a typical mistake (a kill-matrix mutant), the others untouched stubs. I
 - `batch` as a folder, a zip, a GitHub "Download ZIP" (`name-main/assignments/...`) and a clone,
 - Gradescope's `run_autograder` on a simulated /autograder with a GitHub upload,
 - nbgrader: release -> fetch -> the answer cells filled with the same code -> submit -> collect
-  -> autograde -> generate_feedback,
+  -> autograde -> generate_feedback -> release_feedback -> fetch_feedback (what the student reads),
 
 and every path must give the score per topic that `python -m autograder grade` gives the same
 files (the public part of it for `make grade`), the untouched topics `not_implemented`
@@ -263,8 +263,15 @@ def test_nbgrader_release_fetch_submit_autograde_and_feedback(journey):
             "JOIN submitted_notebook sn ON g.notebook_id = sn.id JOIN notebook n ON sn.notebook_id = n.id "
             "GROUP BY n.name").fetchall())
     assert {t: round(float(scores[t]), 6) for t in MODULE} == {t: e for t, (e, _s) in journey["expected"].items()}
-    feedback = {p.stem: _text_of_html(p.read_text()) for p in (course / "feedback" / "lee" / name).glob("*.html")}
-    assert set(feedback) == set(MODULE), sorted(feedback)
+    # README step 8: the instructor releases the feedback, the student fetches it (their own nbgrader cache).
+    run("release_feedback", name, x, cwd=course)
+    run("fetch_feedback", name, "--course", name, x, cwd=student_home)
+    fetched = {p.stem: p.read_text() for p in (student_home / name / "feedback").glob("*/*.html")}
+    assert set(fetched) == set(MODULE), sorted(fetched)
+    for topic, page in fetched.items():
+        shown = re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)", page)
+        assert shown and float(shown[1]) == pytest.approx(journey["expected"][topic][0]), (topic, shown)
+    feedback = {topic: _text_of_html(page) for topic, page in fetched.items()}
     unsaid = [topic for topic in journey["untouched"] if NOT_IMPLEMENTED not in feedback[topic]]
     assert not unsaid, {topic: re.findall(r"^error: .*$", feedback[topic], re.M)[:1] for topic in unsaid}
     leaks = {topic: names_of_hidden_tests(text) for topic, text in feedback.items()}
