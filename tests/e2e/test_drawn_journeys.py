@@ -8,7 +8,7 @@
   loses no point, whatever the other topics hold
   (causality and fault_injection import the student's bptt).
 
-`make test` draws a few students (seeds 0..DRAWN_STUDENTS-1, default 3); `make sweep` draws
+`make test` draws a few students (seeds 0..DRAWN_STUDENTS-1, default 2); `make sweep` draws
 DRAWN_STUDENTS_SWEEP of its own (default 30, seeds from 100)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pytest
 from drawn_students import REFERENCE, STUB, draw, modules
 from helpers import UNIT, grade, run_grader
 
-FEW = int(os.environ.get("DRAWN_STUDENTS", "3"))
+FEW = int(os.environ.get("DRAWN_STUDENTS", "2"))
 MANY = int(os.environ.get("DRAWN_STUDENTS_SWEEP", "30"))
 
 

@@ -14,9 +14,10 @@ files (the public part of it for `make grade`), the untouched topics `not_implem
 everywhere, and at the `total` level no file the student can see names a hidden test.
 
 The same journey is walked by students drawn at function granularity (tests/drawn_students.py:
-each function the reference, the stub or a kill-matrix mutant): one in `make test`, three
-more in `make sweep` (seeds in DRAWN), whose untouched topics are those `grade` reports
-`not_implemented` (tests/e2e/test_drawn_journeys.py checks that rule itself).
+each function the reference, the stub or a kill-matrix mutant): three in `make sweep` (seeds
+in DRAWN; `make test` sends drawn students through grade and batch, test_drawn_journeys.py),
+whose untouched topics are those `grade` reports `not_implemented` (test_drawn_journeys.py
+checks that rule itself).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from helpers import ENGLISH, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, borrowed_venv
 RIGHT = ("gate_derivative", "attention")                 # finished, correct
 MISTAKE = ("bleu", "brevity_ratio_inverted")             # finished, with a typical mistake
 UNTOUCHED = tuple(t.id for t in UNIT.topics if t.id not in (*RIGHT, MISTAKE[0]))
-DRAWN = [pytest.param(0, id="drawn-0"), *(pytest.param(s, id=f"drawn-{s}", marks=pytest.mark.sweep) for s in (1, 2, 3))]
+DRAWN = [pytest.param(s, id=f"drawn-{s}", marks=pytest.mark.sweep) for s in (0, 1, 2)]
 MODULE = {t.id: t.module for t in UNIT.topics}
 HIDDEN_NAMES = sorted({x.test for t in UNIT.rubric.topics for x in t.tests if x.visibility == "hidden"})
 NOT_IMPLEMENTED = "is not implemented yet"               # the message of a test that reached a stub
