@@ -246,6 +246,12 @@ def grade(submission: Path, out: Path, *extra, env: dict | None = None,
     return proc, score
 
 
+def per_topic(score: dict, public_only: bool = False) -> dict[str, tuple[float, str]]:
+    """topic -> (earned, status) of a score.json; with `public_only`, earned of its public tests."""
+    return {t["id"]: (round(sum(x["earned"] for x in t["tests"] if x["id"].startswith("public::"))
+                            if public_only else t["earned"], 6), t["status"]) for t in score["topics"]}
+
+
 def results_by_id(score: dict, topic: str) -> dict:
     return {t["id"]: t for x in score["topics"] if x["id"] == topic for t in x["tests"]}
 

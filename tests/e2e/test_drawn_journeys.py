@@ -23,21 +23,16 @@ from pathlib import Path
 
 import pytest
 from drawn_students import REFERENCE, STUB, draw, modules
-from helpers import UNIT, grade, run_grader
+from helpers import UNIT, grade, per_topic, run_grader
 
 FEW = int(os.environ.get("DRAWN_STUDENTS", "2"))
 MANY = int(os.environ.get("DRAWN_STUDENTS_SWEEP", "30"))
-
 
 
 def uses(module) -> set[str]:
     """The student's other modules a module imports (causality and fault_injection run the
     student's bptt): a mistake or a stub there may cost points, and be named, here."""
     return set(re.findall(r"^import (\w+)$", module.stub, re.M)) & set(modules())
-
-
-def per_topic(score: dict) -> dict[str, tuple[float, str]]:
-    return {t["id"]: (t["earned"], t["status"]) for t in score["topics"]}
 
 
 def check_topic_properties(student, score: dict) -> None:
@@ -77,17 +72,13 @@ def journeys(seeds, tmp_path: Path) -> None:
         check_topic_properties(student, score)
         alone[student.name] = per_topic(score)
         # the class: each student in one of the shapes instructors receive
+        root.mkdir(parents=True, exist_ok=True)
         shape = k % 4
         if shape == 0:
             shutil.copytree(sub, root / student.name)
-        elif shape == 1:
-            root.mkdir(parents=True, exist_ok=True)
-            _zip(sub.parent / student.name, root / f"{student.name}.zip", "/")
-        elif shape == 2:
-            root.mkdir(parents=True, exist_ok=True)
-            _zip(sub.parent / student.name, root / f"{student.name}.zip", "\\")
+        elif shape in (1, 2):
+            _zip(sub, root / f"{student.name}.zip", "/" if shape == 1 else "\\")
         else:
-            root.mkdir(parents=True, exist_ok=True)
             with tarfile.open(root / f"{student.name}.tar.gz", "w:gz") as t:
                 t.add(sub, arcname=student.name)
     out = tmp_path / "batch"

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 from drawn_students import draw
-from helpers import ENGLISH, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, borrowed_venv, grade, make_submission
+from helpers import ENGLISH, MATRIX, REPO, SOLUTIONS, STUBS, UNIT, borrowed_venv, grade, make_submission, per_topic
 
 RIGHT = ("gate_derivative", "attention")                 # finished, correct
 MISTAKE = ("bleu", "brevity_ratio_inverted")             # finished, with a typical mistake
@@ -58,12 +58,6 @@ def partial_submission(folder: Path) -> Path:
     files = {f"{MODULE[t]}.py": (SOLUTIONS / f"{MODULE[t]}.py").read_text() for t in RIGHT}
     files[f"{MODULE[MISTAKE[0]]}.py"] = _mistaken(*MISTAKE)
     return make_submission(folder, base=STUBS, files=files)
-
-
-def per_topic(score: dict, public_only: bool = False) -> dict[str, tuple[float, str]]:
-    """topic -> (earned, status) of a score.json; with `public_only`, earned of its public tests."""
-    return {t["id"]: (round(sum(x["earned"] for x in t["tests"] if x["id"].startswith("public::"))
-                            if public_only else t["earned"], 6), t["status"]) for t in score["topics"]}
 
 
 def names_of_hidden_tests(text: str) -> list[str]:
@@ -89,9 +83,7 @@ def journey(request, tmp_path_factory):
         untouched = tuple(t for t, (_e, status) in expected.items() if status == "not_implemented")
     for topic in untouched:
         assert expected[topic] == (0, "not_implemented"), topic
-    written = tuple(t.id for t in UNIT.topics if t.id not in untouched)
-    return {"tmp": tmp, "submission": submission, "score": score, "expected": expected, "untouched": untouched,
-            "written": written, "seed": seed}
+    return {"tmp": tmp, "submission": submission, "score": score, "expected": expected, "untouched": untouched}
 
 
 def student_checkout(dist: Path, modules: Path, dest: Path) -> Path:
@@ -244,7 +236,7 @@ def test_nbgrader_release_fetch_submit_autograde_and_feedback(journey):
     run("fetch_assignment", name, "--course", name, x, cwd=student_home)
     # The student writes the same code into the answer cells of the topics they did; the
     # untouched notebooks are handed in as fetched.
-    done = {MODULE[t]: (journey["submission"] / f"{MODULE[t]}.py").read_text() for t in journey["written"]}
+    done = {MODULE[t]: (journey["submission"] / f"{MODULE[t]}.py").read_text() for t in MODULE if t not in journey["untouched"]}
     for path in (student_home / name).glob("*.ipynb"):
         nb = json.loads(path.read_text())
         for cell in nb["cells"]:
