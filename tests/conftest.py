@@ -1,5 +1,6 @@
 """Fixtures shared by the repository's own tests, and the order tests start in under xdist."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import pytest  # noqa: E402
-from helpers import REMOVE_AT_END, REPO, SOLUTIONS, grade, once_per_run, run_folder  # noqa: E402
+from helpers import REMOVE_AT_END, REPO, SOLUTIONS, STUBS, grade, once_per_run, run_folder  # noqa: E402
 from scheduling import read_durations, start_order, work_unit, write_durations  # noqa: E402
 
 DURATIONS = REPO / ".pytest_durations"
@@ -65,13 +66,32 @@ def pytest_sessionfinish(session) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _graded_once(tmp_path_factory, submission: Path, name: str) -> tuple[dict, Path, str]:
+    """(score.json, the reports folder, the grader's output) of one grading of `submission`,
+    made once per run by the first process to ask (`once_per_run`): each full grading costs
+    ~2 s of CPU, which every process of make test paid again. Tests only read the folder."""
+    def build():
+        out = run_folder(tmp_path_factory) / name
+        shutil.rmtree(out, ignore_errors=True)              # a grading that failed half-way
+        proc, _score = grade(submission, out)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return {"out": str(out), "stdout": proc.stdout}
+    done = once_per_run(tmp_path_factory, name, build)
+    out = Path(done["out"])
+    return json.loads((out / "score.json").read_text()), out, done["stdout"]
+
+
 @pytest.fixture(scope="session")
 def reference_score(tmp_path_factory):
     """One grading run of the reference solution, shared by the tests that read it."""
-    out = tmp_path_factory.mktemp("reference-reports")
-    proc, score = grade(SOLUTIONS, out)
-    assert proc.returncode == 0, proc.stderr
+    score, out, _stdout = _graded_once(tmp_path_factory, SOLUTIONS, "reference-reports")
     return score, out
+
+
+@pytest.fixture(scope="session")
+def stubs_graded(tmp_path_factory):
+    """One grading run of the untouched stubs: (score.json, reports folder, what it printed)."""
+    return _graded_once(tmp_path_factory, STUBS, "stubs-reports")
 
 
 @pytest.fixture(scope="session")

@@ -35,6 +35,10 @@ class _TorchOnFirstUse:
     _module = None
 
     def __getattr__(self, name: str):
+        # pytest probes every module attribute when it collects a file (`_mock_name`, then
+        # `__wrapped__`): a private name is not torch's API, and answering it must not import torch.
+        if name.startswith("_"):
+            raise AttributeError(name)
         if _TorchOnFirstUse._module is None:
             import torch
 

@@ -20,10 +20,9 @@ def test_an_input_changed_in_place_is_named_as_the_student_named_it(tmp_path):
     assert "lstm_step_backward modified its argument dnext_c in place" in test["message"], test["message"]
 
 
-def test_an_untouched_stub_is_one_line_per_topic(tmp_path):
-    proc, score = grade(STUBS, tmp_path / "out")
-    assert proc.returncode == 0, proc.stderr
-    md = (tmp_path / "out" / "score.md").read_text()
+def test_an_untouched_stub_is_one_line_per_topic(stubs_graded):
+    score, out, _stdout = stubs_graded
+    md = (out / "score.md").read_text()
     assert all(t["status"] == "not_implemented" for t in score["topics"])
     assert not re.search(r"^- \*\*", md, re.M), "no per-test list for a topic where nothing is implemented"
     for t in score["topics"]:

@@ -46,13 +46,12 @@ def test_reference_gets_full_marks(reference_score):
         assert (out / name).exists()
 
 
-def test_stubs_get_zero_and_every_topic_is_not_implemented(tmp_path):
-    proc, score = grade(STUBS, tmp_path / "out")
-    assert proc.returncode == 0, proc.stderr
+def test_stubs_get_zero_and_every_topic_is_not_implemented(stubs_graded):
+    score, _out, stdout = stubs_graded
     check_schema(score)
     assert score["earned"] == 0
     assert {t["status"] for t in score["topics"]} == {"not_implemented"}
-    assert "fill in the TODOs in assignments/rnn_prehistory/bptt.py" in proc.stdout
+    assert "fill in the TODOs in assignments/rnn_prehistory/bptt.py" in stdout
 
 
 def test_a_topic_with_some_functions_written_is_graded_and_names_the_rest(tmp_path):

@@ -9,6 +9,7 @@ import json
 import os
 import resource
 import signal
+import subprocess
 import sys
 
 from helpers import MATRIX, REPO, SOLUTIONS, UNIT, grade, make_submission, run_in_process
@@ -67,6 +68,20 @@ def test_the_files_that_import_torch_or_nbgrader_share_one_unit_each(tmp_path):
     (tmp_path / "autograder/units/u/topics/t/test_oracle.py").touch()
     write_durations(tmp_path / "durations", {group: 12.0, other: 3.0})
     assert read_durations(tmp_path / "durations") == {group: 12.0}     # no nbgrader file in tmp_path
+
+
+def test_collecting_the_suite_imports_neither_torch_nor_nbgrader_nor_matplotlib():
+    """Every process of make test collects every file: a costly import at collection (torch
+    ~2 s of CPU, nbgrader ~3 s, matplotlib ~0.3 s) is paid once per process, although one
+    process runs the tests that use it. (pytest probes each module attribute at collection,
+    `_mock_name` and `__wrapped__` among them, so a lazy stand-in must not answer those.)"""
+    costly = ("torch", "nbgrader", "nbformat", "matplotlib")
+    probe = ("import sys, pytest\n"
+             "code = pytest.main(['tests', 'autograder/units', '-q', '--collect-only', '-p', 'no:xdist',"
+             " '-p', 'no:cacheprovider'])\n"
+             f"print(code, sorted(m for m in {costly!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-1] == "0 []", done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def test_unknown_units_start_first_by_folder_then_the_longest_known():
