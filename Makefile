@@ -15,7 +15,7 @@ SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
-.PHONY: grade test sweep lint stubs bench release clean help venv i18n catalogues nbgrader
+.PHONY: grade test sweep lint stubs bench release clean help venv i18n catalogues nbgrader durations
 .DEFAULT_GOAL := help
 
 help:
@@ -27,6 +27,7 @@ help:
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
 	@echo "make bench    time and measure a grading run"
+	@echo "make durations  record this checkout's test times as the start order of a fresh clone (tests/durations.json)"
 	@echo "make release  write dist/student/ (the student repository), dist/grader-bundle/ and dist/gradescope.zip"
 
 # The venv is rebuilt when it is missing, broken (its Python is gone), or older than
@@ -67,6 +68,11 @@ test: $(VENV)/.installed-dev catalogues
 	wait $$lint; linted=$$?; echo "--- make lint"; cat "$$lint_out"; rm -f "$$lint_out"; \
 	if [ $$linted -ne 0 ]; then echo "make test: the lint failed (above)"; fi; \
 	[ $$tests -eq 0 ] && [ $$linted -eq 0 ]
+
+# The order make test starts its tests in on a checkout that has not run them (CI's fresh clone):
+# the times of this checkout's last runs (.pytest_durations) become the committed seed.
+durations: $(VENV)/.installed-base
+	$(PY) tests/scheduling.py .pytest_durations tests/durations.json
 
 # ruff (pyflakes, syntax, bugbear, import order, pyupgrade) over the code, mypy over the engine,
 # and the import contracts of pyproject.toml (the engine's layers; tests/engine/test_layering.py too).

@@ -14,9 +14,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import pytest  # noqa: E402
 from helpers import REMOVE_AT_END, REPO, SOLUTIONS, STUBS, grade, once_per_run, run_folder  # noqa: E402
-from scheduling import read_durations, start_order, work_unit, write_durations  # noqa: E402
+from scheduling import known_durations, start_order, work_unit, write_durations  # noqa: E402
 
 DURATIONS = REPO / ".pytest_durations"
+SEED_DURATIONS = REPO / "tests" / "durations.json"        # make durations
 
 
 # xdist's `--dist loadgroup` marks do not reach pytest 9's node ids, so this scheduler groups
@@ -38,7 +39,7 @@ def pytest_xdist_make_scheduler(config, log):
             if not self.ordered:
                 units = dict(self.workqueue)
                 self.workqueue.clear()
-                self.workqueue.update((u, units[u]) for u in start_order(units, read_durations(DURATIONS)))
+                self.workqueue.update((u, units[u]) for u in start_order(units, known_durations(DURATIONS, SEED_DURATIONS)))
                 self.ordered = True
             super()._assign_work_unit(node)
 

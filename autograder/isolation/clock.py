@@ -146,9 +146,13 @@ class Budget:
         if time.monotonic() < self._next_look:
             return self._next_look - time.monotonic()
         wall = self.look()
-        left = {"cpu": self.cpu_s - self.cpu, "wall": self.wall_s - wall}
+        left = {"cpu": self.cpu_s - self.cpu}
         if self.blocked_s is not None:
             left["blocked"] = self.blocked_s - self.blocked
+        left["wall"] = self.wall_s - wall
+        # In this order: where the student's clocks and the backstop are both spent at one
+        # look (a short allowance, the end of a topic's budget, looked at late on a busy
+        # machine), what the student's code spent says why, not the machine's load.
         spent = [limit for limit, seconds in left.items() if seconds <= 0]
         if spent:
             self.spent = spent[0]

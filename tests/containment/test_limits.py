@@ -91,6 +91,25 @@ def test_a_sleeping_call_is_stopped_after_its_limit_of_wall_clock_asleep():
     assert budget.cpu < 0.2 and 0.5 <= wall < 3, (budget.cpu, wall)
 
 
+def test_a_call_found_asleep_past_its_backstop_too_is_stopped_for_sleeping():
+    """A short allowance (the last 3 ms of a topic's budget) looked at late, as a busy machine
+    makes the grader look: the wall-clock backstop (12 x 3 ms) is spent as well as the time
+    asleep, and the limit named is the sleep (the student's code), not the machine's load."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3.0)"])
+    try:
+        clock = ProcessClock.of_worker(proc.pid)
+        assert clock is not None, "no /proc/<pid>/schedstat on this machine"
+        time.sleep(0.3)                          # the process is asleep by now
+        budget = Budget(0.003, 0.036, clock, blocked_s=0.003)
+        time.sleep(0.1)                          # the grader's first look comes late
+        while budget.wait_s() > 0:
+            time.sleep(0.01)
+        assert budget.spent == "blocked", (budget.spent, budget.cpu, budget.blocked)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_time_the_grader_spends_answering_is_not_the_calls():
     """A call that has slept 0.9 s, 0.8 s of them waiting for the grader (a callback being
     answered: excused), has slept only 0.1 s of its own; the same call unexcused has spent a

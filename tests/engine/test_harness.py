@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from helpers import MATRIX, REPO, SOLUTIONS, UNIT, grade, make_submission, run_in_process
-from scheduling import read_durations, start_order, work_unit, write_durations
+from scheduling import known_durations, read_durations, start_order, work_unit, write_durations
 
 from autograder import i18n
 
@@ -109,3 +109,13 @@ def test_the_durations_of_a_run_are_merged_into_the_file(tmp_path):
     write_durations(path, {"test_b.py::t[1]": 5.0})
     assert read_durations(path) == {"test_a.py": 1.23, "test_b.py::t[1]": 5.0}
     assert ".pytest_durations" in (REPO / ".gitignore").read_text().splitlines()      # never committed
+
+
+def test_a_checkout_without_a_previous_run_orders_by_the_committed_seed(tmp_path):
+    local, seed = tmp_path / ".pytest_durations", tmp_path / "durations.json"
+    seed.write_text('{"tests/e2e/test_a.py": 30.0, "tests/e2e/test_b.py": 5.0}')
+    assert known_durations(local, seed) == {"tests/e2e/test_a.py": 30.0, "tests/e2e/test_b.py": 5.0}
+    local.write_text('{"tests/e2e/test_b.py": 50.0}')                  # this checkout's own run wins
+    assert known_durations(local, seed) == {"tests/e2e/test_a.py": 30.0, "tests/e2e/test_b.py": 50.0}
+    assert start_order(["tests/e2e/test_a.py", "tests/e2e/test_b.py"], known_durations(local, seed))[0] == \
+        "tests/e2e/test_b.py"
