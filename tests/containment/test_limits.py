@@ -96,11 +96,13 @@ def test_a_call_found_asleep_past_its_backstop_too_is_stopped_for_sleeping():
     """A short allowance (the last 3 ms of a topic's budget) looked at late, as a busy machine
     makes the grader look: the wall-clock backstop (12 x 3 ms) is spent as well as the time
     asleep, and the limit named is the sleep (the student's code), not the machine's load."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3.0)"])
+    proc = subprocess.Popen([sys.executable, "-c", "import time; print('asleep', flush=True); time.sleep(3.0)"],
+                            stdout=subprocess.PIPE, text=True)
     try:
+        assert proc.stdout.readline() == "asleep\n"
         clock = ProcessClock.of_worker(proc.pid)
         assert clock is not None, "no /proc/<pid>/schedstat on this machine"
-        time.sleep(0.3)                          # the process is asleep by now
+        time.sleep(0.05)                         # from its print to its sleep
         budget = Budget(0.003, 0.036, clock, blocked_s=0.003)
         time.sleep(0.1)                          # the grader's first look comes late
         while budget.wait_s() > 0:
@@ -114,9 +116,12 @@ def test_a_call_found_asleep_past_its_backstop_too_is_stopped_for_sleeping():
 def test_time_the_grader_spends_answering_is_not_the_calls():
     """A call that has slept 0.9 s, 0.8 s of them waiting for the grader (a callback being
     answered: excused), has slept only 0.1 s of its own; the same call unexcused has spent a
-    0.5 s limit asleep."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3.0)"])
+    0.5 s limit asleep. The budgets start once the process is asleep: on a loaded machine its
+    start-up (on a CPU and waiting for one) took 0.2 s of the 0.9 s, and the test failed."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; print('asleep', flush=True); time.sleep(3.0)"],
+                            stdout=subprocess.PIPE, text=True)
     try:
+        assert proc.stdout.readline() == "asleep\n"
         clock = ProcessClock.of_worker(proc.pid)
         excused, unexcused = (Budget(1.0, 60, clock, blocked_s=0.5) for _ in range(2))
         time.sleep(0.3)
