@@ -283,6 +283,20 @@ NO_CHROMIUM = "headless Chromium is not installed (apt-get install chromium)"
 CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000")
 
 
+# A measure for measured_in_chromium: the characters of the page beyond ASCII that the page's
+# font draws as the missing-glyph box (drawn like a code point no font has).
+MISSING_GLYPHS = r"""(() => {
+  const font = getComputedStyle(document.body).font;
+  const canvas = document.createElement("canvas"); canvas.width = 64; canvas.height = 64;
+  const ctx = canvas.getContext("2d", {willReadFrequently: true});
+  const draw = ch => { ctx.clearRect(0, 0, 64, 64); ctx.font = font.replace(/\d+px/, "40px");
+                       ctx.fillText(ch, 4, 48); return Array.from(ctx.getImageData(0, 0, 64, 64).data).join(); };
+  const tofu = draw("\u{10FFFD}");
+  const chars = [...new Set([...document.body.innerText].filter(c => c.codePointAt(0) > 0x7f && c.trim()))];
+  return {checked: chars.length, missing: chars.filter(c => draw(c) === tofu)};
+})()"""
+
+
 def measured_in_chromium(page: Path, measure: str, width: int = 1024):
     """Lay `page` out in headless Chromium at a laptop's width and return the JSON value of the
     JavaScript expression `measure`, evaluated once the page and its images have loaded. The

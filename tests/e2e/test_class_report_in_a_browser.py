@@ -10,6 +10,7 @@ import shutil
 import pytest
 from helpers import (
     CHROMIUM,
+    MISSING_GLYPHS,
     NO_CHROMIUM,
     STUBS,
     make_submission,
@@ -73,18 +74,6 @@ def test_a_missing_figure_is_noticed(class_report, tmp_path):
 # Each distinct character of the page that is not ASCII, drawn by the page's own font in a
 # canvas and compared with a character no font has (U+10FFFD, private use): a character drawn
 # exactly like it is a missing glyph (the "tofu" box).
-MISSING_GLYPHS = r"""(() => {
-  const font = getComputedStyle(document.body).font;
-  const canvas = document.createElement("canvas"); canvas.width = 64; canvas.height = 64;
-  const ctx = canvas.getContext("2d", {willReadFrequently: true});
-  const draw = ch => { ctx.clearRect(0, 0, 64, 64); ctx.font = font.replace(/\d+px/, "40px");
-                       ctx.fillText(ch, 4, 48); return Array.from(ctx.getImageData(0, 0, 64, 64).data).join(); };
-  const tofu = draw("\u{10FFFD}");
-  const chars = [...new Set([...document.body.innerText].filter(c => c.codePointAt(0) > 0x7f && c.trim()))];
-  return {checked: chars.length, missing: chars.filter(c => draw(c) === tofu)};
-})()"""
-
-
 @pytest.fixture(scope="module", params=["en", "zh"])
 def similar_report(request, tmp_path_factory):
     """A class report with similar pairs (two copies of an alternative, renamed and reordered,

@@ -11,6 +11,7 @@ checks of the generated course that need no nbgrader run stay in `make test`."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -21,7 +22,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import CHROMIUM, ENGLISH, MATRIX, NO_CHROMIUM, REPO, SOLUTIONS, STUBS, UNIT, grade, measured_in_chromium
+from helpers import (
+    CHROMIUM,
+    ENGLISH,
+    MATRIX,
+    MISSING_GLYPHS,
+    NO_CHROMIUM,
+    REPO,
+    SOLUTIONS,
+    STUBS,
+    UNIT,
+    grade,
+    measured_in_chromium,
+    screenshot_in_chromium,
+)
 
 sys.path.insert(0, str(REPO / "scripts"))
 import leak_check  # noqa: E402
@@ -503,6 +517,41 @@ def test_feedback_shows_every_message_whole_in_a_browser(round_trip):
         measured = measured_in_chromium(page, OUTPUT_BOXES_CUT_OFF)
         assert measured["boxes"] > 0, f"{topic}: no output box in the feedback"
         assert measured["cut"] == [], f"{topic}: messages cut off"
+
+
+def _outputs(page: Path) -> list[str]:
+    """The text of each output area of a feedback page (what the cells printed or raised)."""
+    areas = re.findall(r'<div class="output_subarea[^"]*">(.*?)</div>', page.read_text(), re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", a)).strip() for a in areas]
+
+
+@pytest.mark.sweep
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_chinese_feedback_shows_every_message_whole_and_every_glyph(round_trip, tmp_path):
+    """A course whose kernels run in Chinese (LANGUAGE=zh, as on a student's or a grader's
+    machine set to it): the feedback of a student with failing tests, laid out by headless
+    Chromium, has its messages in Chinese, none cut off, no character drawn as a missing-glyph
+    box, and the gradebook's score is the English run's. (In a copy of the course, so the
+    round trip's other tests read the English one.)"""
+    course = tmp_path / "course"
+    shutil.copytree(round_trip["course"], course, symlinks=True)
+    home = round_trip["root"] / "home"
+    env = {"HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter"), "LANGUAGE": "zh"}
+    student, topic = "mutant-bleu", "bleu"
+    run("autograde", ASSIGNMENT, f"--student={student}", "--force", cwd=course, env=env, timeout=600)
+    run("generate_feedback", ASSIGNMENT, f"--student={student}", "--force", cwd=course, env=env)
+    assert _scores(course)[student, topic] == _scores(round_trip["course"])[student, topic]
+    page = course / "feedback" / student / ASSIGNMENT / f"{topic}.html"
+    english = round_trip["course"] / "feedback" / student / ASSIGNMENT / f"{topic}.html"
+    # The notebook's own text is in both languages: the grader's messages are what must follow.
+    chinese = [o for o in _outputs(page) if re.search("[\u4e00-\u9fff]", o)]
+    assert chinese and not any(re.search("[\u4e00-\u9fff]", o) for o in _outputs(english)), _outputs(page)[:5]
+    measured = measured_in_chromium(page, OUTPUT_BOXES_CUT_OFF)
+    assert measured["boxes"] > 0 and measured["cut"] == [], measured
+    glyphs = measured_in_chromium(page, MISSING_GLYPHS)
+    assert glyphs["missing"] == [] and glyphs["checked"] > 20, glyphs
+    screenshot_in_chromium(page, tmp_path / "feedback-zh.png")
+    assert (tmp_path / "feedback-zh.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_the_release_of_an_answer_cell_is_its_stub():
