@@ -17,12 +17,20 @@ import pytest
 from helpers import ENGLISH, REPO, SOLUTIONS, UNIT, make_submission
 
 
+def _as_at_a_terminal() -> None:
+    """SIGINT as a terminal's shell leaves it to the commands it starts. A test run started in
+    the background of a script (`make test &`, nohup, some CI runners) ignores SIGINT, and an
+    ignored SIGINT is inherited: the grader would never see the Ctrl-C this test sends (all five
+    tests failed so, with exit status 0)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupted(args, tmp, after_s: float, ready=None) -> subprocess.CompletedProcess:
     """`python -m autograder ARGS`, with SIGINT sent to its whole process group (what a
     terminal's Ctrl-C does) `after_s` seconds after `ready()` first holds (at once without)."""
     proc = subprocess.Popen([sys.executable, "-m", "autograder", *map(str, args)], cwd=REPO, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            env={**os.environ, **ENGLISH, "TMPDIR": str(tmp)})
+                            env={**os.environ, **ENGLISH, "TMPDIR": str(tmp)}, preexec_fn=_as_at_a_terminal)
     deadline = time.monotonic() + 120
     while ready is not None and not ready() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
