@@ -8,9 +8,11 @@ is `autograder.isolation.worker`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -86,6 +88,22 @@ class LogDrain(threading.Thread):
         return bytes(self._tail).decode("utf-8", "replace")
 
 
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """SIGINT held back for the block (in the main thread, the only one Python raises
+    KeyboardInterrupt in): a Ctrl-C between mkdtemp's mkdir and the folder's name reaching
+    the worker left the folder behind (an interrupt the moment the first one appeared did so,
+    once in a few hundred). Delivered when the block ends, inside the caller's clean-up."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 class Worker:
     """One worker process and its temporary folder."""
 
@@ -94,15 +112,18 @@ class Worker:
         self.generation = generation
         self.redact = redact
         self.limits = limits
-        self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
+        made: Path | None = None
         try:
+            with _ctrl_c_held():
+                made = self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
             self._start(image, submission, modules, replace, generation)
         except BaseException:
             # Ctrl-C (or a failure) before the caller holds this worker, who would close it:
             # nothing of it stays behind.
             if getattr(self, "proc", None) is not None:
                 self.kill()
-            shutil.rmtree(self.root, ignore_errors=True)
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
             raise
         self._buf = bytearray()
         self._next_id = 0

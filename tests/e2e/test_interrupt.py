@@ -101,3 +101,26 @@ def test_ctrl_c_during_a_batch_writes_no_partial_class_file_and_a_rerun_resumes(
     points = UNIT.rubric.topic("attention").points
     assert {(float(r["earned"]), r["status"]) for r in rows} == {(points, "graded")}, rows
     assert {json.loads((out / "students" / n / "score.json").read_text())["earned"] for n in graded_before} == {points}
+
+
+def test_ctrl_c_the_moment_a_workers_folder_is_made_leaves_nothing(tmp_path, monkeypatch):
+    """The Ctrl-C of the test above at its worst moment, made certain: it arrives while
+    mkdtemp returns the worker's new folder (the test above left one so, once in a few hundred
+    runs). Nothing of the worker may stay."""
+    import tempfile
+
+    from autograder.isolation import pipe
+
+    made = tempfile.mkdtemp
+
+    def mkdtemp_then_ctrl_c(*args, **kwargs):
+        folder = made(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)          # handled at the next bytecode: before the return
+        time.sleep(0.01)
+        return folder
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(pipe.tempfile, "mkdtemp", mkdtemp_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        pipe.Worker(None, tmp_path / "no-submission", None, 0, {})
+    assert list(tmp_path.iterdir()) == []
