@@ -8,11 +8,10 @@ is `autograder.isolation.worker`.
 
 from __future__ import annotations
 
-import contextlib
 import os
+import secrets
 import select
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -88,20 +87,17 @@ class LogDrain(threading.Thread):
         return bytes(self._tail).decode("utf-8", "replace")
 
 
-@contextlib.contextmanager
-def _ctrl_c_held():
-    """SIGINT held back for the block (in the main thread, the only one Python raises
-    KeyboardInterrupt in): a Ctrl-C between mkdtemp's mkdir and the folder's name reaching
-    the worker left the folder behind (an interrupt the moment the first one appeared did so,
-    once in a few hundred). Delivered when the block ends, inside the caller's clean-up."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+def _make_root(worker) -> None:
+    """The worker's temporary folder (like mkdtemp, mode 0700), named on `worker` before it
+    exists: a Ctrl-C between mkdtemp's mkdir and its return left the folder behind, with no
+    one holding its name (seen after an interrupt the moment the first folder appeared)."""
+    while True:
+        worker.root = Path(tempfile.gettempdir()) / f"autograder-worker-{secrets.token_hex(6)}"
+        try:
+            os.mkdir(worker.root, 0o700)
+            return
+        except FileExistsError:
+            continue
 
 
 class Worker:
@@ -112,18 +108,17 @@ class Worker:
         self.generation = generation
         self.redact = redact
         self.limits = limits
-        made: Path | None = None
+        self.root: Path
         try:
-            with _ctrl_c_held():
-                made = self.root = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
+            _make_root(self)
             self._start(image, submission, modules, replace, generation)
         except BaseException:
             # Ctrl-C (or a failure) before the caller holds this worker, who would close it:
             # nothing of it stays behind.
             if getattr(self, "proc", None) is not None:
                 self.kill()
-            if made is not None:
-                shutil.rmtree(made, ignore_errors=True)
+            if hasattr(self, "root"):
+                shutil.rmtree(self.root, ignore_errors=True)
             raise
         self._buf = bytearray()
         self._next_id = 0

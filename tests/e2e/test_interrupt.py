@@ -104,23 +104,24 @@ def test_ctrl_c_during_a_batch_writes_no_partial_class_file_and_a_rerun_resumes(
 
 
 def test_ctrl_c_the_moment_a_workers_folder_is_made_leaves_nothing(tmp_path, monkeypatch):
-    """The Ctrl-C of the test above at its worst moment, made certain: it arrives while
-    mkdtemp returns the worker's new folder (the test above left one so, once in a few hundred
-    runs). Nothing of the worker may stay."""
+    """The Ctrl-C of the test above at its worst moment, made certain: it arrives as the
+    worker's folder is made, before the call that made it returns (the test above left one so,
+    once in a few hundred runs). Nothing of the worker may stay."""
     import tempfile
 
     from autograder.isolation import pipe
 
-    made = tempfile.mkdtemp
+    mkdir = os.mkdir
 
-    def mkdtemp_then_ctrl_c(*args, **kwargs):
-        folder = made(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGINT)          # handled at the next bytecode: before the return
-        time.sleep(0.01)
-        return folder
+    def mkdir_then_ctrl_c(path, *args, **kwargs):
+        mkdir(path, *args, **kwargs)
+        if "autograder-worker-" in str(path):
+            os.kill(os.getpid(), signal.SIGINT)      # handled at the next bytecode: before the return
+            time.sleep(0.01)
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(pipe.tempfile, "mkdtemp", mkdtemp_then_ctrl_c)
+    monkeypatch.setattr(os, "mkdir", mkdir_then_ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         pipe.Worker(None, tmp_path / "no-submission", None, 0, {})
+    monkeypatch.undo()
     assert list(tmp_path.iterdir()) == []
