@@ -10,8 +10,8 @@ The longest units start first, so that no long one is left to run alone at the e
 would otherwise start the files with the most tests first: the oracle files, hundreds of
 tests in seconds). How long a unit takes is what it took in the previous run, kept in
 DURATIONS (git-ignored, rewritten after every run), or else what it took when the committed
-SEED was recorded (`make durations`): a fresh clone, CI's, has no previous run, and in the
-folder order alone make test took 153 s against 124 s in the measured one. A unit in
+SEED was recorded (`make durations`): a fresh clone, CI's, has no previous run, and would
+otherwise start everything in folder order. A unit in
 neither (a new file) is assumed long and starts first, in the order of FOLDERS: a
 class-scale end-to-end file before a content sweep before a unit test.
 """
@@ -88,4 +88,4 @@ if __name__ == "__main__":      # make durations: this checkout's times become t
     import sys
 
     local, seed = Path(sys.argv[1]), Path(sys.argv[2])
-    write_durations(seed, known_durations(local, seed), repo=local.parent)
+    write_durations(seed, read_durations(local), repo=local.parent)     # merged into the seed's own

@@ -63,6 +63,21 @@ def watched(code: str, cpu_s: float, wall_s: float = 60.0) -> tuple[Budget, floa
         clock.close()
 
 
+@contextlib.contextmanager
+def asleep():
+    """A process asleep for 3 s, yielded once it has said so: a budget started before that
+    counts its start-up (on a CPU, and waiting for one on a loaded machine) as the call's."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; print('asleep', flush=True); time.sleep(3.0)"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "asleep\n"
+        time.sleep(0.05)                         # from its print to its sleep
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 BURN = "import time\nwhile time.process_time() < {seconds}: pass\n"
 
 
@@ -96,21 +111,14 @@ def test_a_call_found_asleep_past_its_backstop_too_is_stopped_for_sleeping():
     """A short allowance (the last 3 ms of a topic's budget) looked at late, as a busy machine
     makes the grader look: the wall-clock backstop (12 x 3 ms) is spent as well as the time
     asleep, and the limit named is the sleep (the student's code), not the machine's load."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; print('asleep', flush=True); time.sleep(3.0)"],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline() == "asleep\n"
+    with asleep() as proc:
         clock = ProcessClock.of_worker(proc.pid)
         assert clock is not None, "no /proc/<pid>/schedstat on this machine"
-        time.sleep(0.05)                         # from its print to its sleep
         budget = Budget(0.003, 0.036, clock, blocked_s=0.003)
         time.sleep(0.1)                          # the grader's first look comes late
         while budget.wait_s() > 0:
             time.sleep(0.01)
         assert budget.spent == "blocked", (budget.spent, budget.cpu, budget.blocked)
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_time_the_grader_spends_answering_is_not_the_calls():
@@ -118,10 +126,7 @@ def test_time_the_grader_spends_answering_is_not_the_calls():
     answered: excused), has slept only 0.1 s of its own; the same call unexcused has spent a
     0.5 s limit asleep. The budgets start once the process is asleep: on a loaded machine its
     start-up (on a CPU and waiting for one) took 0.2 s of the 0.9 s, and the test failed."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; print('asleep', flush=True); time.sleep(3.0)"],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline() == "asleep\n"
+    with asleep() as proc:
         clock = ProcessClock.of_worker(proc.pid)
         excused, unexcused = (Budget(1.0, 60, clock, blocked_s=0.5) for _ in range(2))
         time.sleep(0.3)
@@ -133,9 +138,6 @@ def test_time_the_grader_spends_answering_is_not_the_calls():
             time.sleep(wait)
         assert unexcused.spent == "blocked" and excused.wait_s() > 0 and excused.spent is None
         assert proc.poll() is None, "the sleeping call ended early: the clocks read a dead process"
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_a_topics_calls_share_one_budget(tmp_path):
