@@ -15,7 +15,7 @@ SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
-.PHONY: grade test sweep lint stubs bench release clean help venv i18n catalogues nbgrader durations
+.PHONY: grade test sweep lint stubs bench release clean help venv i18n catalogues nbgrader durations procedure
 .DEFAULT_GOAL := help
 
 help:
@@ -27,6 +27,7 @@ help:
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
 	@echo "make bench    time and measure a grading run"
+	@echo "make procedure  recompute the fault lab's procedure table (after editing the solution's lab or bptt, or a broken primitive)"
 	@echo "make durations  record this checkout's test times as the start order of a fresh clone (tests/durations.json)"
 	@echo "make release  write dist/student/ (the student repository), dist/grader-bundle/ and dist/gradescope.zip"
 
@@ -90,6 +91,11 @@ i18n: $(VENV)/.installed-base
 # The nbgrader course (course/): one notebook per topic, from the solutions and the rubric.
 nbgrader: $(VENV)/.installed-base
 	$(PY) scripts/make_nbgrader.py
+
+# The figures of the lab's procedure on every seed of its pool, which the hidden suite reads
+# instead of computing them in every grading (lab/procedure_table.py).
+procedure: $(VENV)/.installed-base
+	$(PY) -m autograder.units.rnn_prehistory.lab.procedure_table
 
 stubs: $(VENV)/.installed-base
 	$(PY) scripts/make_stubs.py --assignment $(ASSIGNMENT)

@@ -52,7 +52,6 @@ from autograder.units.rnn_prehistory.lab.fault_lab import (
     TOPIC,
     CheckedPrimitives,
     Primitives,
-    Procedure,
     _fmt,
     broken_run_of,
     broken_runs,
@@ -60,6 +59,7 @@ from autograder.units.rnn_prehistory.lab.fault_lab import (
     check_same_procedure,
     pool_seed,
 )
+from autograder.units.rnn_prehistory.lab.procedure_table import TabledProcedure
 from autograder.units.rnn_prehistory.lab.record import (
     EXTRAS_KEY,
     LabRecord,
@@ -178,7 +178,7 @@ def _procedure(lab, reference, name=None) -> dict:
     """The figures of the docstrings' procedure on the lab's seed (the reference, in this
     process); with a broken run's `name`, with its broken primitives, for the signals it checks."""
     if "figures" not in lab["procedure"]:
-        lab["procedure"]["figures"] = Procedure(reference, lab["seed"])
+        lab["procedure"]["figures"] = TabledProcedure(reference, lab["seed"])
     procedure = lab["procedure"]["figures"]
     if name is None:
         return procedure.figures
