@@ -68,13 +68,15 @@ class TabledProcedure:
     for this seed, computed otherwise."""
 
     def __init__(self, reference, seed: int, table: Path = TABLE):
-        self._row = _rows(table, stamp(reference)).get(str(seed))
-        self._live = None if self._row else fault_lab.Procedure(reference, seed)
-        self.figures = self._row["figures"] if self._row else self._live.figures
+        row: dict | None = _rows(table, stamp(reference)).get(str(seed))
+        live = None if row else fault_lab.Procedure(reference, seed)
+        self._row, self._live = row, live
+        self.figures: dict = live.figures if live is not None else row["figures"] if row else {}
 
     def broken(self, replacements: dict, keys) -> dict:
         if self._live is not None:
             return self._live.broken(replacements, keys)
+        assert self._row is not None
         return self._row["broken"][fault_lab.run_name(replacements)]
 
 
