@@ -88,11 +88,13 @@ def _same(a, b, rtol: float) -> bool:
 
 
 def differences(row: dict, fresh: dict, rtol: float) -> list[str]:
-    """Where two rows differ by more than `rtol` (relative), figure by figure."""
+    """Where two rows differ by more than `rtol` (relative), figure by figure; but for the
+    figures the suite never compares with the procedure's (NOT_REPRODUCIBLE: the end of 100
+    chaotic SGD steps moves by 0.3 % from one BLAS kernel to another)."""
     pairs = [("figures", row["figures"], fresh["figures"])]
     pairs += [(name, row["broken"].get(name, {}), figures) for name, figures in fresh["broken"].items()]
     return [f"{run}: {key} = {got!r} in the table, {want!r} now" for run, got_figures, want_figures in pairs
-            for key, want in want_figures.items()
+            for key, want in want_figures.items() if key not in fault_lab.NOT_REPRODUCIBLE
             for got in [got_figures.get(key)] if got is None or not _same(got, want, rtol)]
 
 
