@@ -48,6 +48,8 @@ def test_gradescope_refuses_an_upload_that_links_to_the_grader_reference(case):
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0 and all(t["score"] == 0 for t in results["tests"]), results
     assert "rnn\\_prehistory is a link" in results["output"], results["output"]
+    for name in ("score.md", "score.json", "junit.xml", "results.json"):    # every format of the path
+        assert "rnn_prehistory is a link" in (root / "results" / "reports" / name).read_text().replace("\\", ""), name
     check_reports(root / "results", run, case.secret)
 
 
