@@ -14,7 +14,9 @@ A roster is one of:
   has one, else by e-mail); a file of that name inside the upload is the student's and is
   never read;
 - a GitHub Classroom roster CSV (`identifier,github_username,github_id,name`): a clone is
-  `<assignment>-<github_username>`, a "Download ZIP" of it `<...>-main`;
+  `<assignment>-<github_username>`, a "Download ZIP" of it `<...>-main`; the identifier,
+  a student id or an e-mail address as the instructor or the LMS gave it, is read as the one
+  it looks like;
 - an instructor's CSV with a `folder` column (the entry's name in the class folder) and the
   student's ids: `student_id`, `name`, `email`, `sis_user_id`, `sis_login_id`, `canvas_id`,
   `section` (Canvas's own export headers, Student, ID, SIS User ID, SIS Login ID, Section,
@@ -49,7 +51,7 @@ EXPORT_METADATA = "submission_metadata.yml"  # what Gradescope's "Export Submiss
 # A roster's column -> the field it fills (lower-cased header; Canvas's headers included).
 COLUMNS = {
     "folder": "folder", "submission": "folder",
-    "student_id": "student_id", "student id": "student_id", "identifier": "student_id", "id number": "student_id",
+    "student_id": "student_id", "student id": "student_id", "identifier": "identifier", "id number": "student_id",
     "idnumber": "student_id", "sid": "student_id",
     "name": "name", "student": "name", "full name": "name",
     "email": "email", "email address": "email",
@@ -198,7 +200,7 @@ def _from_csv(path: Path) -> Roster:
     if not rows:
         raise RosterError(f"the roster {path} is empty")
     fields = [COLUMNS.get(h.strip().lower(), "") for h in rows[0]]
-    if not {"folder", "student_id", "github_username", "sis_login_id", "sis_user_id", "canvas_id"} & set(fields):
+    if not {"folder", "student_id", "identifier", "github_username", "sis_login_id", "sis_user_id", "canvas_id"} & set(fields):
         raise RosterError(f"the roster {path} has none of the columns folder, student_id, identifier, "
                           f"github_username, SIS Login ID, SIS User ID, ID: its header is {rows[0]}")
     students = []
@@ -209,6 +211,10 @@ def _from_csv(path: Path) -> Roster:
                 values[name] = cell.strip()
         if not values or values.get("name", "").strip().lower() == "points possible":
             continue            # a blank line, or the points row of a Canvas gradebook export
+        if identifier := values.pop("identifier", ""):
+            # GitHub Classroom's identifier is what the instructor or the LMS gave: an id, or
+            # an e-mail address (never an SIS id to hand Canvas).
+            values.setdefault("email" if "@" in identifier else "student_id", identifier)
         s = Student()
         for k, v in values.items():
             if k not in ("folder", "github_username"):

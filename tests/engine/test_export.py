@@ -437,3 +437,21 @@ def test_gradescope_runs_with_the_documented_metadata_and_a_group(tmp_path):
     export(out, "--roster", tmp_path / "class", "--roster", tmp_path / "sis.csv")
     canvas = canvas_import((out / "canvas.csv").read_text(encoding="utf-8"))
     assert {s["SIS User ID"]: s["rnn_prehistory"] for s in canvas["students"]} == {"s1": 5.0, "s2": 7.0, "s3": 7.0}
+
+
+def test_a_classroom_identifier_that_is_an_email_is_the_students_email(tmp_path):
+    """GitHub Classroom's roster `identifier` is whatever the instructor typed or the LMS gave:
+    a student id, or an e-mail address. An e-mail is not put in Canvas's SIS User ID column
+    (Canvas would look it up as an SIS id); it identifies the student in Moodle."""
+    out = tmp_path / "out"
+    out.mkdir()
+    class_csv(out, [graded("hw1-ann", {"bptt": 4.0}), graded("hw1-bob", {"bptt": 6.0})])
+    (tmp_path / "classroom_roster.csv").write_text("identifier,github_username,github_id,name\n"
+                                                   "ann@uni.example,ann,1,Ann\ns2,bob,2,Bob\n")
+    export(out, "--roster", tmp_path / "classroom_roster.csv")
+    moodle = moodle_import((out / "moodle.csv").read_text(), {"ann@uni.example"})
+    assert [(r["user"], r["rnn_prehistory"]) for r in moodle] == [("ann@uni.example", 4.0)]
+    canvas = canvas_import((out / "canvas.csv").read_text(encoding="utf-8"))
+    assert [s["SIS User ID"] for s in canvas["students"]] == ["s2"]
+    notes = (out / "export-notes.md").read_text(encoding="utf-8")
+    assert "in canvas.csv (no Canvas ID, SIS User ID or SIS Login ID in the roster)\n\n- ann@uni.example (Ann)" in notes
