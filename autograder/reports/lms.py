@@ -85,7 +85,7 @@ class Export:
     grades: list[Grade]                     # one per student of the class, in roster order
     unmatched: list[tuple[str, str]] = field(default_factory=list)     # (entry, why no student)
     superseded: list[tuple[str, str, str]] = field(default_factory=list)   # (student, kept, dropped)
-    groups: list[tuple[str, list[str]]] = field(default_factory=list)      # (entry, its submitters): a group's
+    groups: list[tuple[str, list[str]]] = field(default_factory=list)      # (entry, its submitters): graded for each
     notes: list[str] = field(default_factory=list)
     canvas_assignment: str = ""             # an existing Canvas assignment's id: its column fills it
     per_topic: bool = False

@@ -341,11 +341,13 @@ def test_export_after_a_real_batch_of_classroom_clones_and_zips(tmp_path):
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "roster.csv").write_text("identifier,github_username,github_id,name\n"
                                          "s1,ann,1,Ann\ns2,bob,2,Bob\ns3,cy,3,Cy\ns4,dee,4,Dee\n")
-    export(tmp_path / "out", "--roster", tmp_path / "roster.csv")
+    export(tmp_path / "out", "--roster", tmp_path / "roster.csv", "--moodle-id", "idnumber")
     canvas = canvas_import((tmp_path / "out" / "canvas.csv").read_text(encoding="utf-8"))
     earned = {sid: json.loads((tmp_path / "out" / "students" / name / "score.json").read_text())["earned"]
               for sid, name in (("s1", "hw1-ann"), ("s2", "hw1-bob"), ("s3", "hw1-cy"))}   # intake drops -main
     assert {s["SIS User ID"]: s["rnn_prehistory"] for s in canvas["students"]} == pytest.approx(earned)
+    moodle = moodle_import((tmp_path / "out" / "moodle.csv").read_text(encoding="utf-8"), {"s1", "s2", "s3", "s4"})
+    assert {r["user"]: r["rnn_prehistory"] for r in moodle} == pytest.approx(earned)
     assert earned["s1"] > earned["s2"] and earned["s3"] == 0
     assert "s4 (Dee)" in (tmp_path / "out" / "export-notes.md").read_text()
 
