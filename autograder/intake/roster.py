@@ -144,9 +144,10 @@ def _submitter(user: dict) -> Student:
 
 def _add_submission(roster: Roster, by_key: dict[str, Student], entry: str, users: list, created_at) -> None:
     """One Gradescope submission: its submitters (one, or a group) and its time."""
-    submitters = [by_key.setdefault(s.key, s) for s in map(_submitter, users) if s.key]
-    if not submitters or len(submitters) != len(users):
-        return              # a submitter without a name, e-mail or sid: listed as unmatched, never guessed
+    found = [_submitter(u) for u in users] if isinstance(users, list) else []
+    if not found or not all(s.key for s in found):
+        return              # no submitter, or one without a name, e-mail or sid: listed as unmatched, never guessed
+    submitters = [by_key.setdefault(s.key, s) for s in found]
     if len(submitters) == 1:
         roster.exact[entry] = submitters[0]
     else:
