@@ -457,3 +457,12 @@ def test_a_classroom_identifier_that_is_an_email_is_the_students_email(tmp_path)
     assert [s["SIS User ID"] for s in canvas["students"]] == ["s2"]
     notes = (out / "export-notes.md").read_text(encoding="utf-8")
     assert "in canvas.csv (no Canvas ID, SIS User ID or SIS Login ID in the roster)\n\n- ann@uni.example (Ann)" in notes
+
+
+def test_a_submitter_who_names_no_one_leaves_the_whole_submission_unclaimed(tmp_path):
+    meta = {"submission_1": {":submitters": [{":name": "Ann", ":sid": "1"}]},
+            "submission_2": {":submitters": [{":name": "Bo", ":sid": "2"}, {":email": ""}]}}
+    (tmp_path / "submission_metadata.yml").write_text(yaml.safe_dump(meta))
+    roster = read_roster(tmp_path / "submission_metadata.yml")
+    assert [s.student_id for s in roster.students] == ["1"]          # Bo is not a student without a submission
+    assert roster.match("submission_2") == (None, "matches no student of the roster")
