@@ -202,6 +202,21 @@ def scores_of(out: Path) -> dict[str, dict]:
     return {d.name: json.loads((d / "score.json").read_text()) for d in (out / "students").iterdir() if d.is_dir()}
 
 
+def run_check(release: Path, unit, workdir: Path, jobs: int = 2, assignment: str | None = None) -> tuple[list[str], int]:
+    """Build the graft submissions of `release` in `workdir`, grade them with `python -m
+    autograder batch --suite hidden`, and return (the leaks, how many graft submissions)."""
+    root, out, plan_file = workdir / "class", workdir / "out", workdir / "plan.json"
+    plan, grafted = build(release, unit, root)
+    plan_file.write_text(json.dumps(plan))
+    proc = subprocess.run([sys.executable, "-m", "autograder", "batch", str(root), "--out", str(out), "--suite", "hidden",
+                           "--jobs", str(jobs), "--plan", str(plan_file),
+                           *(["--assignment", assignment] if assignment else [])],
+                          cwd=REPO, capture_output=True, text=True, timeout=1800)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the graft submissions could not be graded:\n{proc.stdout}{proc.stderr}")
+    return leaks(scores_of(out), grafted, unit), len(grafted)
+
+
 def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     from autograder.unit.load import load_unit
@@ -209,24 +224,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("release", type=Path)
     p.add_argument("--assignment", default=None)
-    p.add_argument("--jobs", default="2")
+    p.add_argument("--jobs", type=int, default=2)
     args = p.parse_args(argv)
-    unit = load_unit(args.assignment)
     with tempfile.TemporaryDirectory() as tmp:
-        root, out = Path(tmp) / "class", Path(tmp) / "out"
-        plan, grafted = build(args.release, unit, root)
-        (Path(tmp) / "plan.json").write_text(json.dumps(plan))
-        proc = subprocess.run([sys.executable, "-m", "autograder", "batch", str(root), "--out", str(out),
-                               "--suite", "hidden", "--jobs", args.jobs, "--plan", str(Path(tmp) / "plan.json"),
-                               *(["--assignment", args.assignment] if args.assignment else [])],
-                              cwd=REPO, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(proc.stdout + proc.stderr)
-            return 2
-        problems = leaks(scores_of(out), grafted, unit)
+        problems, grafts = run_check(args.release, load_unit(args.assignment), Path(tmp), args.jobs, args.assignment)
     for problem in problems:
         print(f"graft leak: {problem}")
-    print(f"graft check of {args.release}: {len(grafted)} graft submission(s), "
+    print(f"graft check of {args.release}: {grafts} graft submission(s), "
           f"{'FAILED, ' + str(len(problems)) + ' leak(s)' if problems else 'clean'}")
     return 1 if problems else 0
 
