@@ -105,6 +105,7 @@ def write(reference, table: Path = TABLE) -> None:
 
 
 def main(argv: list[str]) -> int:
+    # Here, not at the top: a grading imports this module and needs neither (start-up speed).
     from autograder.grading.plugin import ReferenceModules  # the grader's own loader of the solutions
     from autograder.unit.load import load_unit
 
