@@ -27,7 +27,7 @@ help:
 	@echo "make literals write the public tests' expected values, computed by PyTorch from their inputs"
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
-	@echo "make bench    time and measure a grading run"
+	@echo "make bench    time and measure a grading run, beside nbgrader's and Otter-Grader's (installs the bench extra)"
 	@echo "make procedure  recompute the fault lab's procedure table (after editing the solution's lab or bptt, or a broken primitive)"
 	@echo "make durations  record this checkout's test times as the start order of a fresh clone (tests/durations.json)"
 	@echo "make release  write dist/student/ (the student repository), dist/grader-bundle/ and dist/gradescope.zip"
@@ -105,7 +105,12 @@ stubs: $(VENV)/.installed-base
 literals: $(VENV)/.installed-dev
 	$(PY) scripts/make_public_literals.py --assignment $(ASSIGNMENT)
 
-bench: $(VENV)/.installed-dev catalogues
+# The dev extras and Otter-Grader (the bench extra), whose `otter run` is one of the series.
+$(VENV)/.installed-bench: pyproject.toml | venv
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	@touch $@ $(VENV)/.installed-dev $(VENV)/.installed-base
+
+bench: $(VENV)/.installed-bench catalogues
 	$(CACHED) $(PY) scripts/bench.py
 
 release: $(VENV)/.installed-base
