@@ -53,13 +53,9 @@ def test_gradescope_refuses_an_upload_that_links_to_the_grader_reference(case):
     check_reports(root / "results", run, case.secret)
 
 
-def test_pr_refuses_a_checkout_whose_folder_links_to_the_bundle_reference(case):
-    """A pull request whose `assignments/rnn_prehistory` is a link to the grader bundle's
-    reference is not graded: a score of 0 in every report, each test saying why (the link
-    named), rather than graded and marked tampered."""
-    checkout = case.dir / "pr"
-    (checkout / UNIT.stubs).parent.mkdir(parents=True)
-    (checkout / UNIT.stubs).symlink_to(case.grader.checkout / SOLUTIONS_REL)
+def _refused_pull_request(case, checkout, linked: str):
+    """`pr` over `checkout` (nothing protected): a score of 0 in every report, each test naming
+    `linked`. Returns the run and its report folder."""
     manifest = case.dir / "protected-files.sha256"
     manifest.write_text("# nothing protected in this case\n")
     case.grader.own(checkout)
@@ -67,12 +63,23 @@ def test_pr_refuses_a_checkout_whose_folder_links_to_the_bundle_reference(case):
     out = case.out_dir()
     run = case.run("pr", checkout, "--manifest", manifest, "--out", out, timeout=120)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    assert f"{UNIT.stubs} is a link in the pull request" in run.stderr, run.stderr[-2000:]
     score = json.loads((out / "score.json").read_text())
     assert score["earned"] == 0 and score["possible"] == UNIT.rubric.points, score["earned"]
-    assert all("is a link in the pull request" in t["message"] for x in score["topics"] for t in x["tests"])
+    assert all(linked in t["message"] for x in score["topics"] for t in x["tests"]), score["topics"][0]
     for name in ("score.md", "junit.xml", "results.json", "comment.md"):
-        assert "is a link in the pull request" in (out / name).read_text().replace("\\", ""), name
+        assert linked in (out / name).read_text().replace("\\", ""), name
+    return run, out
+
+
+def test_pr_refuses_a_checkout_whose_folder_links_to_the_bundle_reference(case):
+    """A pull request whose `assignments/rnn_prehistory` is a link to the grader bundle's
+    reference is not graded: a score of 0 in every report, each test saying why (the link
+    named), rather than graded and marked tampered."""
+    checkout = case.dir / "pr"
+    (checkout / UNIT.stubs).parent.mkdir(parents=True)
+    (checkout / UNIT.stubs).symlink_to(case.grader.checkout / SOLUTIONS_REL)
+    run, _out = _refused_pull_request(case, checkout, "is a link in the pull request")
+    assert f"{UNIT.stubs} is a link in the pull request" in run.stderr, run.stderr[-2000:]
 
 
 def test_pr_refuses_a_module_file_that_is_a_link(case):
@@ -83,19 +90,7 @@ def test_pr_refuses_a_module_file_that_is_a_link(case):
     case.submission(f"pr/{UNIT.stubs}")
     (checkout / UNIT.stubs / "bptt.py").unlink()
     (checkout / UNIT.stubs / "bptt.py").symlink_to(case.grader.checkout / SOLUTIONS_REL / "bptt.py")
-    manifest = case.dir / "protected-files.sha256"
-    manifest.write_text("# nothing protected in this case\n")
-    case.grader.own(checkout)
-    case.grader.own(manifest)
-    out = case.out_dir()
-    run = case.run("pr", checkout, "--manifest", manifest, "--out", out, timeout=120)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    linked = f"{UNIT.stubs}/bptt.py is a link in the pull request"
-    score = json.loads((out / "score.json").read_text())
-    assert score["earned"] == 0 and score["possible"] == UNIT.rubric.points, score["earned"]
-    assert all(linked in t["message"] for x in score["topics"] for t in x["tests"]), score["topics"][0]
-    for name in ("score.md", "junit.xml", "results.json", "comment.md"):
-        assert linked in (out / name).read_text().replace("\\", ""), name
+    run, out = _refused_pull_request(case, checkout, f"{UNIT.stubs}/bptt.py is a link in the pull request")
     check_reports(out, run, case.secret)
 
 
