@@ -94,17 +94,6 @@ def test_pr_refuses_a_module_file_that_is_a_link(case):
     check_reports(out, run, case.secret)
 
 
-def test_grade_refuses_a_module_file_that_is_a_link(case):
-    sub = case.submission("mine")
-    (sub / "bptt.py").unlink()
-    (sub / "bptt.py").symlink_to(case.grader.checkout / SOLUTIONS_REL / "bptt.py")
-    case.grader.own(sub)
-    out = case.out_dir()
-    run = case.run("grade", sub, "--out", out, "--topic", "attention", timeout=120)
-    assert run.returncode == 2 and f"mine/bptt.py {LINKED}" in run.stderr, run.stdout[-2000:] + run.stderr[-2000:]
-    assert not (out / "score.json").exists()
-
-
 def test_grade_refuses_a_folder_that_is_a_link(case):
     linked = case.dir / "mine"
     linked.symlink_to(case.grader.checkout / SOLUTIONS_REL)
