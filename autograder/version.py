@@ -41,20 +41,15 @@ def grader_version(unit_path: Path) -> str:
     digest = hashlib.sha256()
     for folder, skip_units in ((ENGINE, True), (Path(unit_path).resolve(), False)):
         for rel, path in _files(folder, skip_units):
-            digest.update(rel.encode() + b"\0" + _bytes(path) + b"\0")
+            digest.update(rel.encode() + b"\0" + Path(path).read_bytes() + b"\0")
     # The unit's reference and public tests are links: follow them explicitly.
     for link in ("reference", "public"):
         target = Path(unit_path) / link
         if target.is_dir():
             for rel, path in _files(target.resolve(), False):
-                digest.update(f"{link}/{rel}".encode() + b"\0" + _bytes(path) + b"\0")
+                digest.update(f"{link}/{rel}".encode() + b"\0" + Path(path).read_bytes() + b"\0")
     libraries = ".".join(f"{name}{_version_of(name)}" for name in SCORING_LIBRARIES)
     return f"{package}+{digest.hexdigest()[:12]}.{libraries}"
-
-
-def _bytes(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def _version_of(distribution: str, unknown: str = "unknown") -> str:
