@@ -15,7 +15,7 @@ SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
-.PHONY: grade test sweep lint stubs bench release clean help venv i18n catalogues nbgrader durations procedure
+.PHONY: grade test sweep lint stubs literals bench release clean help venv i18n catalogues nbgrader durations procedure
 .DEFAULT_GOAL := help
 
 help:
@@ -24,9 +24,10 @@ help:
 	@echo "make lint     ruff, mypy and the import contracts (lint-imports)"
 	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, each delivery path's scenarios, the nbgrader round trip, a class of 40 regraded, every containment attack (as root too)"
 	@echo "make stubs    regenerate assignments/ from solutions/"
+	@echo "make literals write the public tests' expected values, computed by PyTorch from their inputs"
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
-	@echo "make bench    time and measure a grading run"
+	@echo "make bench    time and measure a grading run, beside nbgrader's and Otter-Grader's (installs the bench extra)"
 	@echo "make procedure  recompute the fault lab's procedure table (after editing the solution's lab or bptt, or a broken primitive)"
 	@echo "make durations  record this checkout's test times as the start order of a fresh clone (tests/durations.json)"
 	@echo "make release  write dist/student/ (the student repository), dist/grader-bundle/ and dist/gradescope.zip"
@@ -100,7 +101,16 @@ procedure: $(VENV)/.installed-base
 stubs: $(VENV)/.installed-base
 	$(PY) scripts/make_stubs.py --assignment $(ASSIGNMENT)
 
-bench: $(VENV)/.installed-dev catalogues
+# The public tests' blocks of expected values (PyTorch is a dev extra; a test fails on drift).
+literals: $(VENV)/.installed-dev
+	$(PY) scripts/make_public_literals.py --assignment $(ASSIGNMENT)
+
+# The dev extras and Otter-Grader (the bench extra), whose `otter run` is one of the series.
+$(VENV)/.installed-bench: pyproject.toml | venv
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	@touch $@ $(VENV)/.installed-dev $(VENV)/.installed-base
+
+bench: $(VENV)/.installed-bench catalogues
 	$(CACHED) $(PY) scripts/bench.py
 
 release: $(VENV)/.installed-base

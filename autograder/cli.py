@@ -101,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="export nbgrader's gradebook.db instead (with --nbgrader-assignment)")
     x.add_argument("--nbgrader-assignment", default=None, metavar="NAME", help="the nbgrader assignment to export")
     x.add_argument("--roster", type=Path, action="append", metavar="FILE|ROOT",
-                   help="who each submission is (repeatable): Gradescope's submission_metadata.yml/.json, a "
+                   help="who each submission is (repeatable): Gradescope's submission_metadata.yml/.json (or the "
+                        "folder its Export Submissions unpacks to), a "
                         "class folder of Gradescope runs (submission/ beside submission_metadata.json), a GitHub Classroom roster CSV, or a CSV with a folder "
                         "column and student_id, name, email, sis_user_id, sis_login_id, canvas_id, section")
     x.add_argument("--submissions", type=Path, default=None, metavar="ROOT",

@@ -1,6 +1,6 @@
 """Benchmarks of the grader (`make bench`): every series measured in the same rounds.
 
-    python scripts/bench.py [--rounds 5] [--batch 20] [--no-nbgrader] [--history FILE]
+    python scripts/bench.py [--rounds 5] [--batch 20] [--no-nbgrader] [--no-otter] [--history FILE]
 
 Each round runs every series once, in an order rotated from one round to the next, so that
 a change of the machine's load falls on every series alike. For each series the table gives
@@ -15,7 +15,10 @@ Series: the floor; grading the reference, the stubs, and the reference's public 
 `batch --jobs 2` over `--batch` generated submissions (the reference, the stubs and the kill
 matrix's mutants, in turn), per submission; `nbgrader autograde` of the same reference in
 the generated course (course/: one notebook per topic, one submission, the notebooks' shared
-grading emptied before each run). The goals are printed beside the numbers and the exit
+grading emptied before each run); Otter-Grader's `otter run` of the same reference against
+the course mapped to Otter (scripts/otter_course.py: one question per topic, one case per test
+function that runs without our worker, 90 of the 102; and the public tests alone), each with
+its ratio to our grading of the same work in the same round. The goals are printed beside the numbers and the exit
 status says whether they hold; no test ever asserts a time. Each run appends one line to
 the history file (the commit, the load, every series' medians), committed with the code it
 measured, so that a regression shows the next time anyone looks.
@@ -37,6 +40,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import otter_course
 import yaml
 
 from autograder.unit.load import load_unit
@@ -47,12 +51,16 @@ STUBS = REPO / "assignments" / "rnn_prehistory"
 HISTORY = REPO / "scripts" / "bench_history.jsonl"
 GRADE = [sys.executable, "-m", "autograder", "grade"]
 NBGRADER = Path(sys.executable).with_name("nbgrader")
-FLOOR, REFERENCE = "floor: empty pytest", "grade reference"
+OTTER = Path(sys.executable).with_name("otter")
+FLOOR, REFERENCE, PUBLIC = "floor: empty pytest", "grade reference", "grade --suite public"
+# Otter's series -> (the suites mapped to its cases, our series of the same work)
+OTTER_SERIES = {"otter run, reference": (("public", "hidden"), REFERENCE), "otter run, public": (("public",), PUBLIC)}
 
 # The goals, as ratios measured in the same round (wall and CPU alike) or per submission.
 GOAL_TO_FLOOR = {REFERENCE: 2.0, "grade stubs": 1.3}
 GOAL_BATCH_CPU_PER_SUBMISSION = 0.5
 GOAL_NBGRADER_TO_REFERENCE = 30.0
+GOAL_OTTER_TO_OURS = 8.0
 GOAL_PEAK_RSS_MB = 300
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -104,9 +112,9 @@ def measure(cmd: list[str], cwd: Path = REPO, env: dict | None = None) -> Run:
 
 # ------------------------------------------------------------------ the series
 
-def nbgrader_env(tmp: Path) -> dict:
+def jupyter_env(tmp: Path) -> dict:
     # nbgrader finds alembic and the kernel on PATH; the notebooks share one grading through
-    # TMPDIR (autograder/notebook.py), which each run starts empty.
+    # TMPDIR (autograder/notebook.py), which each run starts empty. Otter's kernel is the same.
     return {**os.environ, "HOME": str(tmp / "home"), "TMPDIR": str(tmp / "nbtmp"), "LANGUAGE": "en",
             "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
@@ -122,7 +130,7 @@ def nbgrader_course(tmp: Path) -> Path | None:
     course = tmp / "course"
     shutil.copytree(REPO / "course", course)
     subprocess.run([str(NBGRADER), "generate_assignment", "rnn_prehistory", "--create", "--force"], cwd=course,
-                   env=nbgrader_env(tmp), check=True, capture_output=True)
+                   env=jupyter_env(tmp), check=True, capture_output=True)
     submitted = course / "submitted" / "bench-student" / "rnn_prehistory"
     submitted.mkdir(parents=True)
     for path in (course / "release" / "rnn_prehistory").glob("*.ipynb"):
@@ -157,15 +165,44 @@ def generated_class(root: Path, size: int) -> Path:
     return root
 
 
-def series(tmp: Path, batch: int, nbgrader: bool) -> dict:
-    """name -> (run once: () -> Run, per: how many units of work one run is)."""
+def otter_series(tmp: Path, name: str, suites: tuple[str, ...]) -> tuple:
+    """`otter run` of the reference against the course mapped to Otter, and a note of what
+    its cases are; each run must give the reference full marks (a case that errors is no
+    measure of Otter grading it)."""
+    folder = tmp / name.replace(" ", "-").replace(",", "")
+    mapped = otter_course.build(folder, suites, SOLUTIONS)
+    results = folder / "out" / "results.json"
+    results.parent.mkdir()
+
+    def one_run() -> Run:
+        results.unlink(missing_ok=True)
+        run = measure([str(OTTER), "run", "-a", "autograder.zip", "-o", str(results.parent), "--no-logo",
+                       "submission.zip"], cwd=folder, env=jupyter_env(tmp))
+        cases = [t for t in json.loads(results.read_text())["tests"] if t.get("max_score") is not None]
+        score, possible = sum(t["score"] for t in cases), sum(t["max_score"] for t in cases)
+        if possible != mapped.mapped or score != possible:
+            raise SystemExit(f"{name}: the reference scored {score} of {possible} ({mapped.mapped} cases)")
+        return run
+
+    reasons: dict[str, list[str]] = {}
+    for visibility, topic, test, why in mapped.unmapped:
+        reasons.setdefault(why, []).append(f"{visibility}/{topic}::{test}")
+    note = "\n".join([f"{name}: {mapped.mapped} of the {mapped.total} tests of {' + '.join(suites)} are its cases"]
+                      + [f"  {len(tests)} not mapped, they need our worker ({why}): {', '.join(tests)}"
+                         for why, tests in reasons.items()])
+    return one_run, mapped, note
+
+
+def series(tmp: Path, batch: int, nbgrader: bool, otter: bool) -> tuple[dict, dict]:
+    """name -> (run once: () -> Run, per: how many units of work one run is); Otter's series'
+    name -> (cases, of how many tests, a note)."""
     out = tmp / "out"
     (tmp / "no-tests").mkdir()
     found = {
         FLOOR: (lambda: measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp / "no-tests")]), 1),
         REFERENCE: (lambda: measure(GRADE + [str(SOLUTIONS), "--out", str(out), "--quiet"]), 1),
         "grade stubs": (lambda: measure(GRADE + [str(STUBS), "--out", str(out), "--quiet"]), 1),
-        "grade --suite public": (lambda: measure(GRADE + [str(SOLUTIONS), "--suite", "public", "--out", str(out),
+        PUBLIC: (lambda: measure(GRADE + [str(SOLUTIONS), "--suite", "public", "--out", str(out),
                                                           "--quiet"]), 1),
     }
     if batch:
@@ -182,9 +219,17 @@ def series(tmp: Path, batch: int, nbgrader: bool) -> dict:
             shutil.rmtree(tmp / "nbtmp", ignore_errors=True)
             (tmp / "nbtmp").mkdir()
             return measure([str(NBGRADER), "autograde", "rnn_prehistory", "--force"], cwd=course,
-                           env=nbgrader_env(tmp))
+                           env=jupyter_env(tmp))
         found["nbgrader autograde (one notebook per topic)"] = (one_nbgrader, 1)
-    return found
+    cases = {}
+    if otter and OTTER.exists():
+        for name, (suites, _ours) in OTTER_SERIES.items():
+            one_run, mapped, note = otter_series(tmp, name, suites)
+            found[name] = (one_run, 1)
+            cases[name] = (mapped.mapped, mapped.total, note)
+    elif otter:
+        print(f"no Otter series: {OTTER.name} is not installed (make bench installs the bench extra)", file=sys.stderr)
+    return found, cases
 
 
 # ------------------------------------------------------------------ rounds and the table
@@ -231,6 +276,11 @@ def table(runs: dict, loads: list[float]) -> tuple[list[str], list[dict], bool]:
         elif name.startswith("nbgrader"):
             good = min(r["to_reference"]) >= GOAL_NBGRADER_TO_REFERENCE
             goal = f"≥ {GOAL_NBGRADER_TO_REFERENCE:g}× the reference"
+        elif name in OTTER_SERIES:
+            ours = OTTER_SERIES[name][1]
+            r["to_ours"] = [ratio(runs, name, ours, f) for f in ("wall", "cpu")]
+            good = min(r["to_ours"]) >= GOAL_OTTER_TO_OURS
+            goal = f"≥ {GOAL_OTTER_TO_OURS:g}× {ours}: {r['to_ours'][0]:.2f},{r['to_ours'][1]:.2f}×"
         good &= r["rss_mb"] <= GOAL_PEAK_RSS_MB
         ok &= good
         goal = f"{goal}{', ' if goal else ''}RSS ≤ {GOAL_PEAK_RSS_MB} MB: {'ok' if good else 'NOT MET'}"
@@ -251,17 +301,22 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=20, help="generated submissions for the batch series (0: none)")
     p.add_argument("--no-nbgrader", dest="nbgrader", action="store_false",
                    help="no nbgrader autograde series (it takes half a minute or more per run)")
+    p.add_argument("--no-otter", dest="otter", action="store_false",
+                   help="no otter run series (Otter-Grader, the bench extra; ~10-20 s per run)")
     p.add_argument("--history", type=Path, default=HISTORY, help="the file each run appends its results to")
     args = p.parse_args(argv)
     become_subreaper()
     with tempfile.TemporaryDirectory(prefix="autograder-bench-") as tmp:
-        runs, loads = rounds(series(Path(tmp), args.batch, args.nbgrader), args.rounds)
+        found, cases = series(Path(tmp), args.batch, args.nbgrader, args.otter)
+        runs, loads = rounds(found, args.rounds)
     lines, rows, ok = table(runs, loads)
-    print("\n".join(lines))
+    print("\n".join(lines + [note for _mapped, _total, note in cases.values()]))
     record = {"commit": commit(), "date": datetime.date.today().isoformat(), "cpus": os.cpu_count(),
               "python": sys.version.split()[0], "rounds": args.rounds, "loads": [round(x, 2) for x in loads],
               "series": {r["name"]: {k: (round(v, 3) if isinstance(v, float) else [round(x, 3) for x in v])
                                      for k, v in r.items() if k != "name"} for r in rows}}
+    for name, (mapped, total, _note) in cases.items():
+        record["series"][name]["cases"] = [mapped, total]
     with args.history.open("a") as fh:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     return 0 if ok else 1

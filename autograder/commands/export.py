@@ -15,6 +15,7 @@ nbgrader's gradebook is a roster of its own (its student ids, names and e-mails)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -111,12 +112,18 @@ def assemble(grades: list[lms.Grade], roster: Roster, deadline: datetime | None)
     for g in grades:
         if g.status == "missing":           # nbgrader's student without a submission: the roster's loop says so
             continue
+        g.submitted_at = roster.submitted_at.get(g.submission, g.submitted_at)
+        if g.submission in roster.groups:      # Gradescope's group submission: each submitter's grade
+            group = roster.groups[g.submission]
+            ex.groups.append((g.submission, [s.key + (f" ({s.name})" if s.name else "") for s in group]))
+            for s in group:
+                by_student.setdefault(id(s), []).append(replace(g, student=s))
+            continue
         student, why = roster.match(g.submission)
         if student is None:
             ex.unmatched.append((g.submission, why))
             continue
         g.student = student
-        g.submitted_at = roster.submitted_at.get(g.submission, g.submitted_at)
         by_student.setdefault(id(student), []).append(g)
     untimed = False
     for s in roster.students:
@@ -171,6 +178,8 @@ def run(args) -> int:
     ex = assemble(grades, roster, deadline)
     ex.title, ex.topics, ex.possible = title, topics, possible
     ex.canvas_assignment, ex.per_topic = args.canvas_assignment or "", args.per_topic
+    if why := lms.canvas_misread(ex):
+        raise GraderError(why)
     late_known = any(g.late is not None for g in ex.grades)
     if deadline is not None:
         ex.notes.append(f"Late: submitted after {deadline.isoformat()}.")

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from autograder.grading.run import Options
-from autograder.intake.submissions import link_in_given_path
+from autograder.intake.submissions import link_in_given_path, linked_module_file
 from autograder.pipeline import EXIT_GRADER, grade_and_report, pass_mark_status
 from autograder.reports import terminal as terminal_report
 from autograder.reports.text import terminal
@@ -25,6 +25,11 @@ def run(args) -> int:
     if link := link_in_given_path(submission):
         print(f"autograder: {link} is a link: the grader follows no link to the module files; "
               "grade the folder itself", file=sys.stderr)
+        return EXIT_GRADER
+    if linked := linked_module_file(submission, unit.modules):
+        shown = (submission if not submission.is_absolute() else Path(submission.name)) / linked
+        print(f"autograder: {shown.as_posix()} is a link: the grader follows no link to the module files; "
+              "put the file itself there", file=sys.stderr)
         return EXIT_GRADER
     options = Options(args.suite, tuple(args.topics or ()) or None, args.seed, args.trust_submission, args.lang,
                       tests=tuple(args.tests or ()) or None)

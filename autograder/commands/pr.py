@@ -29,7 +29,7 @@ from autograder.grading.run import Options
 from autograder.i18n import _
 from autograder.intake.files import copy_submission
 from autograder.intake.manifest import read_manifest, tampered_files
-from autograder.intake.submissions import links_on_the_way
+from autograder.intake.submissions import linked_module_file, links_on_the_way
 from autograder.pipeline import grade_and_report, pass_mark_status, refusal
 from autograder.reports import markdown
 from autograder.unit.load import load_unit
@@ -57,7 +57,8 @@ def run(args) -> int:
     tampered = tampered_files(checkout, read_manifest(args.manifest),
                               {f"{unit.stubs}/{module}.py" for module in unit.modules})
     options = Options("all", None, args.seed, lang=args.lang)
-    if link := links_on_the_way(checkout, Path(unit.stubs)):
+    linked = linked_module_file(checkout / unit.stubs, unit.modules)
+    if link := links_on_the_way(checkout, Path(unit.stubs)) or (linked and f"{unit.stubs}/{linked}"):
         # Refused, and said so in every report of the path: a score of 0, the reason on every test.
         reason = _("{link} is a link in the pull request: the grader follows no link to the module files; commit "
                    "the files themselves there").format(link=link)

@@ -2,16 +2,21 @@
 submission came from. Read by `export` (autograder/commands/export.py).
 
 A roster is one of:
-- Gradescope's "Export Submissions" metadata (`submission_metadata.yml` or `.json`):
+- Gradescope's "Export Submissions" metadata (`submission_metadata.yml` or `.json`, or the
+  folder the export unpacks to, which holds it beside one folder per submission):
   `{folder: {":submitters": [{":name", ":email", ":sid"}], ":created_at"}}`, keyed by the
   submission folders of the export;
 - a class folder (the ROOT given to `batch`) of Gradescope runs: each entry holds the
   student's upload in `submission/` and, beside it, Gradescope's `submission_metadata.json`
-  (`{"users": [{"name", "email", "sid"}], "created_at"}`,
-  https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/); a file of
-  that name inside the upload is the student's and is never read;
+  (`{"users": [{"email", "id", "name"}], "created_at"}`,
+  https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/, where `id` is
+  Gradescope's own user id, not the student's: the student is known by `sid` where a run
+  has one, else by e-mail); a file of that name inside the upload is the student's and is
+  never read;
 - a GitHub Classroom roster CSV (`identifier,github_username,github_id,name`): a clone is
-  `<assignment>-<github_username>`, a "Download ZIP" of it `<...>-main`;
+  `<assignment>-<github_username>`, a "Download ZIP" of it `<...>-main`; the identifier,
+  a student id or an e-mail address as the instructor or the LMS gave it, is read as the one
+  it looks like;
 - an instructor's CSV with a `folder` column (the entry's name in the class folder) and the
   student's ids: `student_id`, `name`, `email`, `sis_user_id`, `sis_login_id`, `canvas_id`,
   `section` (Canvas's own export headers, Student, ID, SIS User ID, SIS Login ID, Section,
@@ -22,7 +27,8 @@ A roster is one of:
 An entry's name is matched without its archive suffix and without a GitHub branch suffix
 (`-main`, `-master`), case-insensitively: exactly, else as the end of a GitHub Classroom
 clone's name (`<prefix>-<key>`). A name that matches no student, or more than one, is
-listed for the instructor, never guessed.
+listed for the instructor, never guessed. A Gradescope group submission (several
+submitters) is each submitter's, as Gradescope grades it.
 """
 
 from __future__ import annotations
@@ -41,10 +47,11 @@ from autograder.intake.submissions import ARCHIVES
 
 BRANCH_SUFFIX = re.compile(r"-(main|master)$", re.IGNORECASE)
 METADATA = "submission_metadata.json"        # what Gradescope puts beside an upload
+EXPORT_METADATA = "submission_metadata.yml"  # what Gradescope's "Export Submissions" puts beside the submissions
 # A roster's column -> the field it fills (lower-cased header; Canvas's headers included).
 COLUMNS = {
     "folder": "folder", "submission": "folder",
-    "student_id": "student_id", "student id": "student_id", "identifier": "student_id", "id number": "student_id",
+    "student_id": "student_id", "student id": "student_id", "identifier": "identifier", "id number": "student_id",
     "idnumber": "student_id", "sid": "student_id",
     "name": "name", "student": "name", "full name": "name",
     "email": "email", "email address": "email",
@@ -82,11 +89,14 @@ class Roster:
     students: list[Student]
     submitted_at: dict[str, datetime] = field(default_factory=dict)     # entry name -> when it was submitted
     exact: dict[str, Student] = field(default_factory=dict)            # entry name -> student (metadata-keyed)
+    groups: dict[str, list[Student]] = field(default_factory=dict)     # entry name -> its submitters (several)
 
     def match(self, entry: str) -> tuple[Student | None, str]:
         """(student, "") for the entry's student, or (None, why) when none or several match."""
         if entry in self.exact:
             return self.exact[entry], ""
+        if entry in self.groups:
+            return None, f"a group submission of {len(self.groups[entry])} students"
         name = normalise(entry)
         exact = _unique([s for s in self.students if name in s.keys])
         if len(exact) == 1:
@@ -127,27 +137,34 @@ def _time(value) -> datetime | None:
 
 
 def _submitter(user: dict) -> Student:
-    get = {str(k).lstrip(":"): v for k, v in (user or {}).items()}
+    get = {str(k).lstrip(":"): v for k, v in (user if isinstance(user, dict) else {}).items()}
     return Student(student_id=str(get.get("sid") or ""), name=str(get.get("name") or ""),
                    email=str(get.get("email") or ""))
+
+
+def _add_submission(roster: Roster, by_key: dict[str, Student], entry: str, users: list, created_at) -> None:
+    """One Gradescope submission: its submitters (one, or a group) and its time."""
+    found = [_submitter(u) for u in users] if isinstance(users, list) else []
+    if not found or not all(s.key for s in found):
+        return              # no submitter, or one without a name, e-mail or sid: listed as unmatched, never guessed
+    submitters = [by_key.setdefault(s.key, s) for s in found]
+    if len(submitters) == 1:
+        roster.exact[entry] = submitters[0]
+    else:
+        roster.groups[entry] = submitters
+    if (when := _time(created_at)) is not None:
+        roster.submitted_at[entry] = when
 
 
 def _from_gradescope_export(data: dict, source: Path) -> Roster:
     roster = Roster([])
     by_key: dict[str, Student] = {}
     for folder, meta in data.items():
-        meta = {str(k).lstrip(":"): v for k, v in (meta or {}).items()}
-        submitters = meta.get("submitters") or []
-        if len(submitters) != 1:
-            continue            # a group submission or none: listed as unmatched, never split by guess
-        s = _submitter(submitters[0])
-        s = by_key.setdefault(s.key, s)
-        roster.exact[str(folder)] = s
-        if (when := _time(meta.get("created_at"))) is not None:
-            roster.submitted_at[str(folder)] = when
+        meta = {str(k).lstrip(":"): v for k, v in (meta or {}).items()} if isinstance(meta, dict) else {}
+        _add_submission(roster, by_key, str(folder), meta.get("submitters") or [], meta.get("created_at"))
     roster.students = list(by_key.values())
-    if not roster.exact:
-        raise RosterError(f"{source} names no submission with one submitter: is it Gradescope's submission metadata?")
+    if not roster.exact and not roster.groups:
+        raise RosterError(f"{source} names no submission and its submitters: is it Gradescope's submission metadata?")
     return roster
 
 
@@ -166,17 +183,12 @@ def _from_class_folder(root: Path) -> Roster:
             meta = json.loads(data) if data is not None else {}
         except ValueError:
             continue
-        users = meta.get("users") or []
-        if len(users) != 1:
-            continue
-        s = _submitter(users[0])
-        s = by_key.setdefault(s.key, s)
-        roster.exact[entry.name] = s
-        if (when := _time(meta.get("created_at"))) is not None:
-            roster.submitted_at[entry.name] = when
+        if isinstance(meta, dict):
+            _add_submission(roster, by_key, entry.name, meta.get("users") or [], meta.get("created_at"))
     roster.students = list(by_key.values())
-    if not roster.exact:
-        raise RosterError(f"no entry of {root} holds a {METADATA} with one user (Gradescope's submission metadata)")
+    if not roster.exact and not roster.groups:
+        raise RosterError(f"no entry of {root} holds a {METADATA} naming its users (Gradescope's submission metadata), "
+                          f"and {root} holds no {EXPORT_METADATA} (Gradescope's Export Submissions)")
     return roster
 
 
@@ -189,7 +201,7 @@ def _from_csv(path: Path) -> Roster:
     if not rows:
         raise RosterError(f"the roster {path} is empty")
     fields = [COLUMNS.get(h.strip().lower(), "") for h in rows[0]]
-    if not {"folder", "student_id", "github_username", "sis_login_id", "sis_user_id", "canvas_id"} & set(fields):
+    if not {"folder", "student_id", "identifier", "github_username", "sis_login_id", "sis_user_id", "canvas_id"} & set(fields):
         raise RosterError(f"the roster {path} has none of the columns folder, student_id, identifier, "
                           f"github_username, SIS Login ID, SIS User ID, ID: its header is {rows[0]}")
     students = []
@@ -200,6 +212,10 @@ def _from_csv(path: Path) -> Roster:
                 values[name] = cell.strip()
         if not values or values.get("name", "").strip().lower() == "points possible":
             continue            # a blank line, or the points row of a Canvas gradebook export
+        if identifier := values.pop("identifier", ""):
+            # GitHub Classroom's identifier is what the instructor or the LMS gave: an id, or
+            # an e-mail address (never an SIS id to hand Canvas).
+            values.setdefault("email" if "@" in identifier else "student_id", identifier)
         s = Student()
         for k, v in values.items():
             if k not in ("folder", "github_username"):
@@ -219,6 +235,8 @@ def _from_csv(path: Path) -> Roster:
 def read_roster(path: Path) -> Roster:
     """The roster at `path`: a class folder, Gradescope's metadata (.yml, .yaml, .json) or a CSV."""
     path = Path(path)
+    if path.is_dir() and (path / EXPORT_METADATA).is_file():
+        path = path / EXPORT_METADATA           # the folder Gradescope's Export Submissions unpacks to
     if path.is_dir():
         return _from_class_folder(path)
     if path.suffix.lower() in (".yml", ".yaml", ".json"):
@@ -260,4 +278,5 @@ def merged(rosters: list[Roster]) -> Roster:
                     index.setdefault((k, getattr(known, k)), known)
         out.submitted_at.update(r.submitted_at)
         out.exact.update({entry: same[id(s)] for entry, s in r.exact.items()})
+        out.groups.update({entry: [same[id(s)] for s in group] for entry, group in r.groups.items()})
     return out

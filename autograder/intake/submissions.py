@@ -360,6 +360,13 @@ def links_on_the_way(base: Path, inside: Path) -> str:
     return ""
 
 
+def linked_module_file(folder: Path, modules) -> str:
+    """The first module file (`<module>.py`) of `folder` that is a link, by name; "" when
+    there is none. `grade` and `pr` refuse it, as batch and Gradescope do: read without
+    following the link, it would be graded as missing, and the report would say so."""
+    return next((f"{m}.py" for m in sorted(modules) if (Path(folder) / f"{m}.py").is_symlink()), "")
+
+
 def link_in_given_path(path: Path) -> str:
     """`links_on_the_way` for a folder named on the command line: each component of a relative
     path, the last one of an absolute path (the folders above it are the machine's)."""

@@ -69,6 +69,7 @@ class Redactor:
         ordered = sorted(labels, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(p) + r"(?![\w.-])" for p in ordered)) if ordered else None
         self._bytes = re.compile("|".join(re.escape(p) for p in ordered).encode()) if ordered else None
+        self._shown: dict[str, str] = {}     # report_text's answers: a grading sends the same texts many times
 
     def __call__(self, text: str) -> str:
         if not self._pattern or not isinstance(text, str):
@@ -95,6 +96,14 @@ class Redactor:
         labelled, normalised, printable, no opaque run, nothing encoded (see the module)."""
         if not isinstance(text, str) or not text:
             return text
+        shown = self._shown.get(text)
+        if shown is None:
+            shown = self._report_text(text)
+            if len(self._shown) < SHOWN_KEPT and len(text) <= SHOWN_LONGEST:     # bounded: student code sends them
+                self._shown[text] = shown
+        return shown
+
+    def _report_text(self, text: str) -> str:
         text = unicodedata.normalize("NFKC", text)
         text = "".join(c for c in text if c in "\n\t" or unicodedata.category(c)[0] not in "CZ" or c == " ")
         text = self(text)
@@ -114,6 +123,7 @@ class Redactor:
         return False
 
 
+SHOWN_KEPT, SHOWN_LONGEST = 4096, 1024    # texts report_text remembers (a stub's message comes once per test)
 SHORT = 12           # the shortest encoding of a folder of two names is longer
 WITHHELD = "<text withheld: it held the grader's folders in encoded form>"
 _OPAQUE = re.compile(r"\S{65,}")

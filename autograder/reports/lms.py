@@ -9,15 +9,20 @@ and its importer, canvas-lms app/models/gradebook_importer.rb): the header start
 and `Section` as the last student column), then one column per assignment, named
 `<title> (<Canvas assignment id>)` to fill an existing assignment or by a new title to
 create one; a second row whose first cell holds "Points Possible" gives each column's
-points. A column named like Canvas's computed ones (Current/Final Score, Points, Grade) at
-the end would be dropped by the importer, so none is.
+points. The importer drops every column whose name contains a computed column's name
+(Current/Final Score, Points, Grade; Override Score, Grade, Status: NON_ASSIGNMENT_COLUMN_HEADERS)
+and reads a name ending in "(digits)" as an assignment id: `export` refuses such a title.
 
 Moodle: the CSV grade import (MoodleDocs "Grade import",
 https://docs.moodle.org/en/Grade_import, and grade/import/csv/classes/load_data.php): a
 header, one identifier column the instructor maps to the user field ("Email address" to
 useremail, or "ID number" to useridnumber), one column per grade item. Every row must name a
 user of the course (one that does not aborts the whole import), and an empty cell or "-"
-clears the grade: so a student without a grade gets no row, and is in the notes.
+clears the grade: so a student without a grade gets no row, and is in the notes. Every row
+has the header's number of fields (else nothing is imported: csvweirdcolumns), and a grade
+above the site's gradepointmax (100 unless unlimitedgrades is on) aborts the import: the
+notes say so when the assignment is worth more than 100 points. The file has no points
+row: the grade item's maximum grade is set in Moodle.
 
 Numbers are written with a decimal point and no exponent or thousands separator (both
 importers read that whatever their locale). Names come from rosters (a Gradescope name is
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -36,7 +42,10 @@ from autograder.reports.files import atomic_write
 from autograder.reports.text import csv_cell, one_line
 
 # Canvas's importer pops trailing columns matching this (gradebook_importer.rb, strip_non_assignment_columns).
-CANVAS_COMPUTED = ("Current Score", "Current Points", "Current Grade", "Final Score", "Final Points", "Final Grade")
+CANVAS_COMPUTED = ("Current Score", "Current Points", "Current Grade", "Final Score", "Final Points", "Final Grade",
+                   "Override Score", "Override Grade", "Override Status")
+CANVAS_ASSIGNMENT_ID = re.compile(r".*\s\(\d+\)", re.S)      # Assignment.title_and_id
+MOODLE_GRADEPOINTMAX = 100      # Moodle's default largest importable grade (insert_grade_record)
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_POSSIBLE = "Points Possible"
 MOODLE_IDS = {"email": ("Email address", "email"), "idnumber": ("ID number", "student_id"),
@@ -76,6 +85,7 @@ class Export:
     grades: list[Grade]                     # one per student of the class, in roster order
     unmatched: list[tuple[str, str]] = field(default_factory=list)     # (entry, why no student)
     superseded: list[tuple[str, str, str]] = field(default_factory=list)   # (student, kept, dropped)
+    groups: list[tuple[str, list[str]]] = field(default_factory=list)      # (entry, its submitters): graded for each
     notes: list[str] = field(default_factory=list)
     canvas_assignment: str = ""             # an existing Canvas assignment's id: its column fills it
     per_topic: bool = False
@@ -87,6 +97,17 @@ def _columns(ex: Export) -> list[tuple[str, float]]:
     if ex.per_topic:
         cols += [(f"{ex.title}: {t}", p) for t, p in ex.topics]
     return cols
+
+
+def canvas_misread(ex: Export) -> str:
+    """Why Canvas's importer would not read the columns as written ("" when it would)."""
+    for name, _p in _columns(ex):
+        if hit := next((c for c in CANVAS_COMPUTED if c in name), None):
+            return f"Canvas's importer drops a column whose name contains {hit!r} ({name!r}): give another --title"
+    if not ex.canvas_assignment and CANVAS_ASSIGNMENT_ID.fullmatch(ex.title):
+        return (f"Canvas's importer reads a title ending in \"(digits)\" as an assignment's id ({ex.title!r}): "
+                "give another --title, or --canvas-assignment ID for an existing assignment")
+    return ""
 
 
 def _values(ex: Export, g: Grade) -> list[str]:
@@ -145,7 +166,15 @@ def plain_csv(ex: Export, deadline: bool) -> str:
 
 def notes_md(ex: Export, moodle_by: str) -> str:
     """What the instructor must know before importing: who is not in the files and why."""
-    lines = [f"# Export of {one_line(ex.title)}", ""] + [f"- {n}" for n in ex.notes] + [""]
+    lines = [f"# Export of {one_line(ex.title)}", ""] + [f"- {n}" for n in ex.notes]
+    lines.append(f"- moodle.csv: set the grade item's maximum grade to {points(ex.possible)} in Moodle (its import "
+                 "file has no points row).")
+    if ex.possible > MOODLE_GRADEPOINTMAX:
+        lines.append(f"- moodle.csv's total goes up to {points(ex.possible)} points: Moodle refuses a grade above "
+                     f"{MOODLE_GRADEPOINTMAX}, and imports nothing of the file, unless its grade settings allow it "
+                     "(Site administration > Grades > General settings: unlimitedgrades on, gradepointmax at least "
+                     f"{points(ex.possible)}).")
+    lines.append("")
 
     def section(title: str, items: list[str], empty: str) -> None:
         lines.extend([f"## {title}", ""] + ([f"- {i}" for i in items] if items else [empty]) + [""])
@@ -161,6 +190,9 @@ def notes_md(ex: Export, moodle_by: str) -> str:
              if g.status not in GRADED and g.status != "missing"], "None.")
     section("Submissions no roster entry claims (not exported)",
             [f"`{csv_cell(e)}`: {why}" for e, why in ex.unmatched], "None: every submission has its student.")
+    section("Group submissions (graded for each submitter)",
+            [f"`{csv_cell(e)}`: a group submission, graded for {one_line(', '.join(who), 400)}" for e, who in ex.groups],
+            "None.")
     section("Students with more than one submission (the later one is exported)",
             [f"{one_line(s, 200)}: `{csv_cell(kept)}` kept, `{csv_cell(dropped)}` left out" for s, kept, dropped
              in ex.superseded], "None.")

@@ -48,7 +48,27 @@ def test_gradescope_refuses_an_upload_that_links_to_the_grader_reference(case):
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0 and all(t["score"] == 0 for t in results["tests"]), results
     assert "rnn\\_prehistory is a link" in results["output"], results["output"]
+    for name in ("score.md", "score.json", "junit.xml", "results.json"):    # every format of the path
+        assert "rnn_prehistory is a link" in (root / "results" / "reports" / name).read_text().replace("\\", ""), name
     check_reports(root / "results", run, case.secret)
+
+
+def _refused_pull_request(case, checkout, linked: str):
+    """`pr` over `checkout` (nothing protected): a score of 0 in every report, each test naming
+    `linked`. Returns the run and its report folder."""
+    manifest = case.dir / "protected-files.sha256"
+    manifest.write_text("# nothing protected in this case\n")
+    case.grader.own(checkout)
+    case.grader.own(manifest)
+    out = case.out_dir()
+    run = case.run("pr", checkout, "--manifest", manifest, "--out", out, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    score = json.loads((out / "score.json").read_text())
+    assert score["earned"] == 0 and score["possible"] == UNIT.rubric.points, score["earned"]
+    assert all(linked in t["message"] for x in score["topics"] for t in x["tests"]), score["topics"][0]
+    for name in ("score.md", "junit.xml", "results.json", "comment.md"):
+        assert linked in (out / name).read_text().replace("\\", ""), name
+    return run, out
 
 
 def test_pr_refuses_a_checkout_whose_folder_links_to_the_bundle_reference(case):
@@ -58,19 +78,31 @@ def test_pr_refuses_a_checkout_whose_folder_links_to_the_bundle_reference(case):
     checkout = case.dir / "pr"
     (checkout / UNIT.stubs).parent.mkdir(parents=True)
     (checkout / UNIT.stubs).symlink_to(case.grader.checkout / SOLUTIONS_REL)
-    manifest = case.dir / "protected-files.sha256"
-    manifest.write_text("# nothing protected in this case\n")
-    case.grader.own(checkout)
-    case.grader.own(manifest)
-    out = case.out_dir()
-    run = case.run("pr", checkout, "--manifest", manifest, "--out", out, timeout=120)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    run, _out = _refused_pull_request(case, checkout, "is a link in the pull request")
     assert f"{UNIT.stubs} is a link in the pull request" in run.stderr, run.stderr[-2000:]
-    score = json.loads((out / "score.json").read_text())
-    assert score["earned"] == 0 and score["possible"] == UNIT.rubric.points, score["earned"]
-    assert all("is a link in the pull request" in t["message"] for x in score["topics"] for t in x["tests"])
-    for name in ("score.md", "junit.xml", "results.json", "comment.md"):
-        assert "is a link in the pull request" in (out / name).read_text().replace("\\", ""), name
+
+
+def test_pr_refuses_a_module_file_that_is_a_link(case):
+    """A pull request whose module folder is its own but whose `bptt.py` is a link to the
+    bundle's reference: a score of 0 in every report, each test naming the link (it said
+    "bptt.py is missing from the submission" and graded the other modules)."""
+    checkout = case.dir / "pr"
+    case.submission(f"pr/{UNIT.stubs}")
+    (checkout / UNIT.stubs / "bptt.py").unlink()
+    (checkout / UNIT.stubs / "bptt.py").symlink_to(case.grader.checkout / SOLUTIONS_REL / "bptt.py")
+    run, out = _refused_pull_request(case, checkout, f"{UNIT.stubs}/bptt.py is a link in the pull request")
+    check_reports(out, run, case.secret)
+
+
+def test_grade_refuses_a_module_file_that_is_a_link(case):
+    sub = case.submission("mine")
+    (sub / "bptt.py").unlink()
+    (sub / "bptt.py").symlink_to(case.grader.checkout / SOLUTIONS_REL / "bptt.py")
+    case.grader.own(sub)
+    out = case.out_dir()
+    run = case.run("grade", sub, "--out", out, "--topic", "attention", timeout=120)
+    assert run.returncode == 2 and f"mine/bptt.py {LINKED}" in run.stderr, run.stdout[-2000:] + run.stderr[-2000:]
+    assert not (out / "score.json").exists()
 
 
 def test_grade_refuses_a_folder_that_is_a_link(case):

@@ -96,7 +96,7 @@ def test_no_broken_primitive_is_in_the_worker_of_a_hidden_grading(case):
     """The hidden suites' worker loads no broken primitive (they were a hidden helper,
     preloaded in every hidden grading): student code finds none by sys.modules or gc."""
     names = ["ChainWithoutActivation", "ChainWithoutWeights", "LogAbsNoCumsum", "NoClip", "ScaleIgnoresRho",
-             "ZeroRNNBackward"]      # lab/broken_primitives.py (BrokenPrimitive.name; the old classes' names)
+             "SpikeRNNBackward"]      # lab/broken_primitives.py (BrokenPrimitive.name; the old classes' names)
     sub = case.submission("look-for-broken", append={"attention.py": payload("look_for_broken_primitives", names=names)})
     graded = case.grade(sub, "attention")
     assert topic(graded.score, "attention")["earned"] == topic(graded.score, "attention")["possible"], \

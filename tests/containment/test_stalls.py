@@ -1,11 +1,13 @@
 """The grader never blocks on a worker, and what it computes for student code is bounded: a
 worker that stops reading its pipe, and a lent stand-in handed huge inputs (both through the
 causality suite, which lends the correct rnn_forward to birnn_forward's call). Only birnn's
-tests lose points; the grading ends in seconds and the grader's memory stays small."""
+tests lose points; the grading ends in seconds and the grader's memory stays small; in
+`batch` (make sweep) the stalling row loses only that topic."""
 
 from __future__ import annotations
 
-from harness import expect_full_marks, payload, results_of
+import pytest
+from harness import expect_full_marks, payload, points, results_of
 
 BIRNN_CALLS = "birnn_forward"
 
@@ -32,3 +34,17 @@ def test_a_stand_in_handed_huge_inputs_refuses_them(case):
     assert failed and any("lent to your code was handed" in t["message"] for t in failed.values()), \
         results_of(graded.score, "causality")
     assert graded.run.maxrss_kb < 400 * 1024, f"peak memory {graded.run.maxrss_kb >> 10} MiB"
+
+
+@pytest.mark.sweep
+def test_a_batch_row_that_stalls_the_grader_loses_only_the_attacked_topic(case):
+    """The same stall in `batch`: the row is graded (not a submission timeout that costs every
+    topic), only causality loses points, and the classmate graded beside it is untouched."""
+    root = case.dir / "class"
+    case.submission("class/stall", append={"causality.py": payload("ask_and_never_read")})
+    case.submission("class/honest")
+    _, _, rows = case.batch(root, "--topic", "causality", "--topic", "attention", within=60)
+    for name, causality in (("stall", lambda e: e < points("causality")), ("honest", lambda e: e == points("causality"))):
+        row = rows[name]
+        assert row["status"] == "graded" and row["causality_status"] == "graded", row
+        assert float(row["attention"]) == points("attention") and causality(float(row["causality"])), row

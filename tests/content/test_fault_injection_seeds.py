@@ -9,7 +9,9 @@ SEED_POOL, with the tables and experiments of lab/fault_lab.py. For every seed o
   in-process here from the same one-line body the worker's copy of the module gets);
 - the figures are reproducible: a valid alternative lab (the topic's alternatives/) gives the
   procedure's figures within the suite's SAME_SEED_RTOL, and each wrong measurement of
-  the lab (the topic's mutants.yaml) is farther off than that on every seed;
+  the lab (the topic's mutants.yaml) is farther off than that on every seed; with a broken
+  rnn_backward, the alternative's bptt_rel_error stays under its bound and an entry-by-entry
+  one does not;
 - the grader's own experiments (rerun_*) show every signal with the reference's primitives;
 - the underflow trap of rerun_products catches a naive np.log(np.cumprod(...)).
 
@@ -182,9 +184,11 @@ def _check_reproducibility(seeds) -> list[str]:
     ref = _reference()
     alternative = _lab_from_source("alternative", ALTERNATIVE.read_text())
     wrong = {name: _mutated(name) for name in WRONG_MEASUREMENTS}
+    entry_by_entry = _mutated("gradient_check_entry_by_entry")
     problems = []
     for seed in seeds:
         procedure = suite.Procedure(ref, seed).figures
+        problems += _check_whole_vector_bound(ref, seed, alternative, entry_by_entry)
         run = alternative.run_fault_injection(seed)
         for key in suite.SIGNALS:
             try:
@@ -197,6 +201,31 @@ def _check_reproducibility(seeds) -> list[str]:
                 problems.append(f"seed {seed}: {name} turns a signal false: its test needs no comparison")
             if not _off_by(run, procedure, keys) > 100 * suite.SAME_SEED_RTOL:
                 problems.append(f"seed {seed}: {name} is within 100 x SAME_SEED_RTOL of the procedure")
+    return problems
+
+
+def _check_whole_vector_bound(ref, seed, alternative, entry_by_entry) -> list[str]:
+    """In the run whose rnn_backward is broken, the valid alternative's bptt_rel_error (another
+    loss) stays under NOT_REPRODUCIBLE_BOUNDS and an entry-by-entry ratio does not."""
+    problems = []
+    procedure = suite.Procedure(ref, seed)
+    key = "bptt_matches_finite_difference"
+    for name, (replacements, keys) in suite.broken_runs().items():
+        if key not in keys:
+            continue
+        repeated = procedure.broken(replacements, keys)
+        with _patched(ref, {target: broken.function() for target, broken in replacements.items()}):
+            with np.errstate(all="ignore"):
+                valid, wrong = alternative.run_fault_injection(seed), entry_by_entry.run_fault_injection(seed)
+        try:
+            suite.check_same_procedure(key, valid, repeated)
+        except AssertionError as exc:
+            problems.append(f"seed {seed}: {name}: the valid alternative is refused: {exc}")
+        try:
+            suite.check_same_procedure(key, wrong, repeated)
+            problems.append(f"seed {seed}: {name}: an entry-by-entry bptt_rel_error ({wrong['bptt_rel_error']}) passes")
+        except AssertionError:
+            pass
     return problems
 
 

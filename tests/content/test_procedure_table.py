@@ -6,8 +6,11 @@ Valid labs differ from the reference by at most 1.3e-12 (relative) over the pool
 (lab/fault_lab.py), and the table is checked against a fresh run of the procedure at
 TABLE_RTOL, a thousand times that spread and ten thousand times below SAME_SEED_RTOL: a table
 made with another BLAS kernel (FMA or not, another summation order) passes, a table of other
-draws or another reference does not. make test checks three seeds (the first, the last and
-one between them), make sweep the whole pool.
+draws or another reference does not (measured: every seed of the pool within 1e-9 under the
+Prescott, Sandybridge and Haswell kernels of a table made on another; the two figures the suite
+never compares, NOT_REPRODUCIBLE, are left out: the end of 100 chaotic SGD steps moves by 0.3 %
+between kernels). make test checks three seeds (the first, the last and one between them),
+make sweep the whole pool.
 """
 
 from __future__ import annotations

@@ -98,3 +98,26 @@ def test_the_public_bptt_backward_vectors_are_pytorchs():
         for name, grad in autograd(k).items():
             # 12 decimals were written (5e-13 of rounding) and autograd rounds to ~1e-15 in any order
             np.testing.assert_allclose(written[name], grad.numpy(), rtol=0, atol=1e-11, err_msg=f"k={k} {name}")
+
+
+def test_the_public_tests_expected_values_are_the_generators():
+    """The blocks of expected values in the public tests are what scripts/make_public_literals.py
+    computes with PyTorch from the inputs above them (`make literals`)."""
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "make_public_literals.py"), "--check"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_drift_check_sees_a_changed_expected_value():
+    sys.path.insert(0, str(REPO / "scripts"))
+    import make_public_literals as literals
+
+    values = literals.attention(literals.load(PUBLIC / "test_attention.py"))
+    assert literals.drift(literals.block(values), values) == []
+    moved = {name: value.clone() for name, value in values.items()}
+    moved["ALPHA"][0, 1] *= 1 + 1e-15                   # what another BLAS kernel may do: no drift
+    assert literals.drift(literals.block(moved), values) == []
+    moved["ALPHA"][0, 1] *= 1 + 1e-9
+    assert literals.drift(literals.block(moved), values) == ["ALPHA: off by 3.9e-11"]
+    del moved["CONTEXT"]
+    assert "CONTEXT: missing or of another shape" in literals.drift(literals.block(moved), values)

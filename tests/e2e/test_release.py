@@ -1,7 +1,8 @@
 """`make release`: the student repository and the grader bundle (issue: student release).
 
 - the release builds from this checkout and its leak check is clean, and the leak check
-  catches each kind of leak planted in a copy;
+  catches each kind of leak planted in a copy; no function of its public tests, grafted in
+  place of the stubs, earns a hidden point (the graft check; make sweep);
 - a copy of dist/student in a new folder passes its own `make grade` and `make test`
   (with the stubs, and with finished modules: evidence and figure included; `make sweep`);
 - the student repository holds no hidden suite, reference or hidden rubric entry, and no
@@ -22,6 +23,7 @@ import pytest
 from helpers import REPO, SOLUTIONS, UNIT, borrowed_venv
 
 sys.path.insert(0, str(REPO / "scripts"))
+import graft_check  # noqa: E402
 import leak_check  # noqa: E402
 import release  # noqa: E402
 
@@ -88,6 +90,14 @@ def test_the_leak_check_catches_each_kind_of_leak(dist, tmp_path, plant):
                  if '"rho1.5_linear_norm": (' in line]
         target.write_text(lines[0] + "\n")
     assert leak_check.check(copy, UNIT), f"a planted {plant} was not found"
+
+
+# Eight gradings (~8 s): make sweep. make test checks the check on a planted leak
+# (tests/content/test_graft_check.py).
+@pytest.mark.sweep
+def test_no_function_of_the_released_public_tests_earns_a_hidden_point(dist, tmp_path):
+    problems, grafts = graft_check.run_check(dist / "student", UNIT, tmp_path)
+    assert grafts and not problems, problems
 
 
 def _with_pytest_command(venv: Path) -> Path:

@@ -25,58 +25,95 @@ from autograder.reports.lms import points
 
 TOPICS = [t.id for t in UNIT.topics]
 POSSIBLE = sum(UNIT.rubric.topic(t).points for t in TOPICS)
-# Canvas's importer drops these trailing columns (strip_non_assignment_columns).
-CANVAS_COMPUTED = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|Final Grade")
 
 
 # --------------------------------------------------------------- the importers' rules, ported
+# canvas-lms app/models/gradebook_importer.rb (NON_ASSIGNMENT_COLUMN_HEADERS, strip_non_assignment_columns):
+# a column whose name contains one of these, anywhere in the header, is not an assignment.
+CANVAS_NOT_ASSIGNMENTS = re.compile("Current Score|Current Points|Current Grade|Final Score|Final Points|Final Grade|"
+                                    "Override Score|Override Grade|Override Status")
+
+
+def canvas_fields(line: str, sep: str) -> int | None:
+    try:
+        return len(next(csv.reader([line], delimiter=sep, strict=True)))
+    except (csv.Error, StopIteration):
+        return None
+
+
 def canvas_import(text: str) -> dict:
-    """What Canvas's GradebookImporter reads from `text`: its header check (`header?`:
-    Student, ID first, Section as the last student column, SIS User ID and SIS Login ID
-    between), the points row (first cell =~ /Points Possible/), blank rows skipped, trailing
-    computed columns dropped, `Title (id)` naming an existing assignment."""
-    rows = list(csv.reader(io.StringIO(text)))
+    """What Canvas's GradebookImporter reads from `text`: the delimiter guessed from the first
+    three lines (identify_delimiter: the separator that splits them into equal field counts,
+    `;` when it gives more fields than `,`); a number cell with `,` or `.` normalised
+    (decimal_comma_to_period); its header check (`header?`: Student, ID first, SIS User ID and
+    SIS Login ID between, an optional Integration ID, Section as the last student column);
+    columns whose names contain a computed column's name dropped wherever they are; the points
+    row (first cell includes "Points Possible"); muted rows skipped; `Title (id)` naming an
+    existing assignment (Assignment.title_and_id)."""
+    first = text.splitlines(keepends=True)[:3]
+    counts = {}
+    for sep in (";", ","):
+        per_line = [canvas_fields(line, sep) for line in first]
+        counts[sep] = per_line[0] if None not in per_line and len(set(per_line)) == 1 else 0
+    sep = ";" if counts[";"] > counts[","] else ","
+    assert sep == ",", "Canvas would read this file as semicolon-separated"
+
+    def number(cell: str) -> str:           # decimal_comma_to_period
+        if not re.fullmatch(r"-?[0-9.,]+%?", cell):
+            return cell
+        *whole, last = re.split(r"[,.]", cell)
+        return "".join(whole) + "." + last if whole else last
+
+    rows = [[number(c) for c in row] for row in csv.reader(io.StringIO(text), delimiter=sep)
+            if not re.fullmatch(r"[;, ]*", sep.join(row))]
     header = rows[0]
-    assert len(header) > 3 and re.search("Student", header[0]) and re.search("ID", header[1]), header
+    assert len(header) > 3 and "Student" in header[0] and "ID" in header[1], header
+    width = 3
     if re.search(r"SIS\s+Login\s+ID", header[2]):
         width = 4
     elif re.search(r"SIS\s+User\s+ID", header[2]) and re.search(r"SIS\s+Login\s+ID", header[3]):
-        width = 5
-    else:
-        width = 3
-    assert re.search("Section", header[width - 1]), "Canvas: Invalid header row"
-    assignments = header[width:]
-    while assignments and CANVAS_COMPUTED.search(assignments[-1]):
-        assignments.pop()
+        width = 5 + bool(re.search(r"Integration\s+ID", header[4]))
+    assert "Section" in header[width - 1], "Canvas: Invalid header row"
+    assignments = [h for h in header[width:] if not CANVAS_NOT_ASSIGNMENTS.search(h)]
+    assert len(set(assignments)) == len(assignments), "Canvas finds a column by its name: two share one"
     out: dict = {"assignments": [], "points": {}, "students": []}
     for name in assignments:
         m = re.fullmatch(r"(.*)\s\((\d+)\)", name, flags=re.S)          # Assignment.title_and_id
         out["assignments"].append((m.group(1), m.group(2)) if m else (name, None))
+    column = {a: header.index(a) for a in assignments}                  # calc_assignment_indices
     for row in rows[1:]:
-        if re.search("Points Possible", row[0]):
-            out["points"] = dict(zip(assignments, (float(c) for c in row[width:])))
+        if "Points Possible" in row[0]:
+            out["points"] = {a: float(row[column[a]]) for a in assignments}
             continue
-        if all(re.fullmatch(r"(Muted|)", c.strip(), flags=re.I) for c in row):
+        if all(re.fullmatch(r"\s*(Muted|Manual Posting.*)?\s*", c, flags=re.I) for c in row):
             continue
         ids = dict(zip(header[:width], row[:width]))
         assert ids["ID"] or ids.get("SIS User ID") or ids.get("SIS Login ID"), f"found only by name: {row}"
-        out["students"].append({**ids, **{a: float(c) for a, c in zip(assignments, row[width:])}})
+        out["students"].append({**ids, **{a: float(row[column[a]]) for a in assignments}})
     return out
 
 
-def moodle_import(text: str, users: set[str]) -> list[dict]:
-    """Moodle's CSV grade import with the first column mapped to the user field: a row of one
-    field or less is skipped, a row whose user is not in the course aborts the import, an
-    empty grade or "-" clears the grade (refused here: the export must never clear one),
-    anything else must be a number (unformat_float)."""
+def moodle_import(text: str, users: set[str], gradepointmax: float = 100) -> list[dict]:
+    """Moodle's CSV grade import with the first column mapped to the user field, as
+    lib/csvlib.class.php and grade/import/csv/classes/load_data.php read it: a BOM and
+    surrounding blank lines dropped, every line as many fields as the header (else
+    csvweirdcolumns, nothing imported); a line of one field skipped; a user not in the
+    course aborts the import; an empty grade or "-" clears the grade (refused here: the
+    export must never clear one); anything else must be a number (unformat_float, strict),
+    and none above gradepointmax (100 unless the site allows unlimited grades)."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").strip()
     rows = list(csv.reader(io.StringIO(text)))
-    header, read = rows[0], []
+    header, read = [h.strip() for h in rows[0]], []
+    assert all(len(r) == len(header) for r in rows), "Moodle: csvweirdcolumns"
     for row in rows[1:]:
         if len(row) <= 1:
             continue
+        row = [c.strip() for c in row]
         assert row[0] in users, f"Moodle: user not found, whole import aborted ({row[0]!r})"
-        assert all(c.strip() not in ("", "-") for c in row[1:]), f"Moodle would clear a grade: {row}"
-        read.append({"user": row[0], **{h: float(c) for h, c in zip(header[1:], row[1:])}})
+        assert all(c not in ("", "-") for c in row[1:]), f"Moodle would clear a grade: {row}"
+        grades = {h: float(c) for h, c in zip(header[1:], row[1:])}
+        assert max(grades.values()) <= gradepointmax, f"Moodle: gradevaluetoobig ({row})"
+        read.append({"user": row[0], **grades})
     return read
 
 
@@ -155,6 +192,11 @@ def test_canvas_and_moodle_files_import_by_their_importers_rules(batch_out, tmp_
     assert (out / "moodle.csv").read_text().splitlines()[0].startswith("Email address,RNN homework,")
     assert {r["user"]: r["RNN homework"] for r in moodle} == {"ann@uni.example": pytest.approx(7.8333),
                                                              "cy@uni.example": 0, "dee@uni.example": 9.0}
+
+    plain = {r["student_id"]: r for r in csv.DictReader(io.StringIO((out / "plain.csv").read_text(encoding="utf-8")))}
+    assert (plain["s002"]["status"], plain["s002"]["earned"]) == ("grader_error", "")     # errored: in, no grade
+    assert (plain["s005"]["status"], plain["s005"]["submission"]) == ("missing", "")       # sent nothing: in
+    assert plain["s004"]["submission"] == "rnn-dee-main" and set(plain) == {f"s00{i}" for i in range(1, 8)}
 
     notes = (out / "export-notes.md").read_text(encoding="utf-8")
     for said in ("s005 (Eve)", "s002 (Bob): `bob-main` is grader_error", "`zed`: matches no student",
@@ -299,10 +341,128 @@ def test_export_after_a_real_batch_of_classroom_clones_and_zips(tmp_path):
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "roster.csv").write_text("identifier,github_username,github_id,name\n"
                                          "s1,ann,1,Ann\ns2,bob,2,Bob\ns3,cy,3,Cy\ns4,dee,4,Dee\n")
-    export(tmp_path / "out", "--roster", tmp_path / "roster.csv")
+    export(tmp_path / "out", "--roster", tmp_path / "roster.csv", "--moodle-id", "idnumber")
     canvas = canvas_import((tmp_path / "out" / "canvas.csv").read_text(encoding="utf-8"))
     earned = {sid: json.loads((tmp_path / "out" / "students" / name / "score.json").read_text())["earned"]
               for sid, name in (("s1", "hw1-ann"), ("s2", "hw1-bob"), ("s3", "hw1-cy"))}   # intake drops -main
     assert {s["SIS User ID"]: s["rnn_prehistory"] for s in canvas["students"]} == pytest.approx(earned)
+    moodle = moodle_import((tmp_path / "out" / "moodle.csv").read_text(encoding="utf-8"), {"s1", "s2", "s3", "s4"})
+    assert {r["user"]: r["rnn_prehistory"] for r in moodle} == pytest.approx(earned)
     assert earned["s1"] > earned["s2"] and earned["s3"] == 0
     assert "s4 (Dee)" in (tmp_path / "out" / "export-notes.md").read_text()
+
+
+@pytest.mark.parametrize("title", ["Final Grade", "RNN (Current Score)", "Override Status check", "Homework (2026)"])
+def test_a_title_canvas_would_misread_is_refused(batch_out, title):
+    """Canvas's importer drops every column whose name contains a computed column's name, and
+    reads a name ending in "(digits)" as an existing assignment's id: such a total column
+    would be lost, or fill another assignment."""
+    out, roster, _sis = batch_out
+    proc = run_in_process("export", out, "--roster", roster, "--title", title)
+    assert proc.returncode == 2 and "Canvas" in proc.stderr and not (out / "canvas.csv").exists(), proc.stderr
+
+
+def test_grades_above_moodles_default_limit_are_noted(tmp_path):
+    """Moodle refuses, and aborts the whole import for, a grade above gradepointmax (100 unless
+    the site allows unlimited grades): this unit's total is more than 100 points."""
+    out = tmp_path / "out"
+    out.mkdir()
+    class_csv(out, [graded("ann", {t: UNIT.rubric.topic(t).points for t in TOPICS}), graded("bob", {"bptt": 3.0})])
+    (tmp_path / "r.csv").write_text("folder,student_id,email\nann,s1,ann@x\nbob,s2,bob@x\n")
+    export(out, "--roster", tmp_path / "r.csv")
+    text = (out / "moodle.csv").read_text(encoding="utf-8")
+    with pytest.raises(AssertionError, match="gradevaluetoobig"):
+        moodle_import(text, {"ann@x", "bob@x"})
+    assert [r["rnn_prehistory"] for r in moodle_import(text, {"ann@x", "bob@x"}, gradepointmax=POSSIBLE)] == [POSSIBLE, 3]
+    notes = (out / "export-notes.md").read_text(encoding="utf-8")
+    assert f"up to {points(POSSIBLE)} points" in notes and "unlimitedgrades" in notes and "gradepointmax" in notes
+    assert f"maximum grade to {points(POSSIBLE)}" in notes
+
+
+GRADESCOPE_EXPORT = """submission_101:
+  :submitters:
+  - :name: Ann Lee
+    :sid: '1001'
+    :email: ann@uni.example
+  :created_at: 2026-03-01 10:00:00.123456000 -08:00
+  :score: 12.0
+submission_102:
+  :submitters:
+  - :name: Bo Ng
+    :sid: '1002'
+    :email: bo@uni.example
+  - :name: Cy Wu
+    :sid: '1003'
+    :email: cy@uni.example
+  :created_at: 2026-03-01 11:00:00.000000000 -08:00
+  :score: 9.0
+"""
+
+
+def test_a_gradescope_export_folder_is_a_roster_and_a_group_submission_grades_each_member(tmp_path):
+    """The folder Gradescope's "Export Submissions" zip unpacks to: submission_metadata.yml
+    (each submission's `:submitters`, `:name`, `:sid`, `:email`) beside one folder per
+    submission. A group submission's grade is each submitter's, as Gradescope gives it."""
+    export_root = tmp_path / "assignment_9_export"
+    for name in ("submission_101", "submission_102"):
+        (export_root / name).mkdir(parents=True)
+    (export_root / "submission_metadata.yml").write_text(GRADESCOPE_EXPORT)
+    out = tmp_path / "out"
+    out.mkdir()
+    class_csv(out, [graded("submission_101", {"bptt": 12.0}), graded("submission_102", {"bptt": 9.0})])
+    export(out, "--roster", export_root, "--moodle-id", "idnumber")
+    canvas = canvas_import((out / "canvas.csv").read_text(encoding="utf-8"))
+    assert {s["SIS User ID"]: (s["Student"], s["rnn_prehistory"]) for s in canvas["students"]} == {
+        "1001": ("Ann Lee", 12.0), "1002": ("Bo Ng", 9.0), "1003": ("Cy Wu", 9.0)}
+    assert {r["user"] for r in moodle_import((out / "moodle.csv").read_text(), {"1001", "1002", "1003"})} == {
+        "1001", "1002", "1003"}
+    notes = (out / "export-notes.md").read_text(encoding="utf-8")
+    assert "`submission_102`: a group submission, graded for 1002 (Bo Ng), 1003 (Cy Wu)" in notes, notes
+
+
+def test_gradescope_runs_with_the_documented_metadata_and_a_group(tmp_path):
+    """Gradescope's autograder metadata as its documentation shows it: `users` with `email`,
+    `id` (Gradescope's own user id, not the student's) and `name`, no `sid`; two users for a
+    group. The student is known by e-mail, so an SIS roster gives the ids."""
+    for folder, users in (("up0", [("Ann", "ann@x", 11)]), ("up1", [("Bo", "bo@x", 12), ("Cy", "cy@x", 13)])):
+        (tmp_path / "class" / folder / "submission").mkdir(parents=True)
+        (tmp_path / "class" / folder / "submission_metadata.json").write_text(json.dumps({
+            "id": 5, "created_at": "2026-03-01T14:22:32.365935-07:00", "submission_method": "upload",
+            "users": [{"email": e, "id": i, "name": n} for n, e, i in users]}))
+    roster = read_roster(tmp_path / "class")
+    assert roster.match("up0")[0].email == "ann@x" and roster.match("up0")[0].student_id == ""
+    assert [s.email for s in roster.groups["up1"]] == ["bo@x", "cy@x"]
+    out = tmp_path / "out"
+    out.mkdir()
+    class_csv(out, [graded("up0", {"bptt": 5.0}), graded("up1", {"bptt": 7.0})])
+    (tmp_path / "sis.csv").write_text("student_id,email\ns1,ann@x\ns2,bo@x\ns3,cy@x\n")
+    export(out, "--roster", tmp_path / "class", "--roster", tmp_path / "sis.csv")
+    canvas = canvas_import((out / "canvas.csv").read_text(encoding="utf-8"))
+    assert {s["SIS User ID"]: s["rnn_prehistory"] for s in canvas["students"]} == {"s1": 5.0, "s2": 7.0, "s3": 7.0}
+
+
+def test_a_classroom_identifier_that_is_an_email_is_the_students_email(tmp_path):
+    """GitHub Classroom's roster `identifier` is whatever the instructor typed or the LMS gave:
+    a student id, or an e-mail address. An e-mail is not put in Canvas's SIS User ID column
+    (Canvas would look it up as an SIS id); it identifies the student in Moodle."""
+    out = tmp_path / "out"
+    out.mkdir()
+    class_csv(out, [graded("hw1-ann", {"bptt": 4.0}), graded("hw1-bob", {"bptt": 6.0})])
+    (tmp_path / "classroom_roster.csv").write_text("identifier,github_username,github_id,name\n"
+                                                   "ann@uni.example,ann,1,Ann\ns2,bob,2,Bob\n")
+    export(out, "--roster", tmp_path / "classroom_roster.csv")
+    moodle = moodle_import((out / "moodle.csv").read_text(), {"ann@uni.example"})
+    assert [(r["user"], r["rnn_prehistory"]) for r in moodle] == [("ann@uni.example", 4.0)]
+    canvas = canvas_import((out / "canvas.csv").read_text(encoding="utf-8"))
+    assert [s["SIS User ID"] for s in canvas["students"]] == ["s2"]
+    notes = (out / "export-notes.md").read_text(encoding="utf-8")
+    assert "in canvas.csv (no Canvas ID, SIS User ID or SIS Login ID in the roster)\n\n- ann@uni.example (Ann)" in notes
+
+
+def test_a_submitter_who_names_no_one_leaves_the_whole_submission_unclaimed(tmp_path):
+    meta = {"submission_1": {":submitters": [{":name": "Ann", ":sid": "1"}]},
+            "submission_2": {":submitters": [{":name": "Bo", ":sid": "2"}, {":email": ""}]}}
+    (tmp_path / "submission_metadata.yml").write_text(yaml.safe_dump(meta))
+    roster = read_roster(tmp_path / "submission_metadata.yml")
+    assert [s.student_id for s in roster.students] == ["1"]          # Bo is not a student without a submission
+    assert roster.match("submission_2") == (None, "matches no student of the roster")

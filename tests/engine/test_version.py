@@ -21,8 +21,7 @@ def test_grader_version_changes_with_a_scoring_library(monkeypatch):
     unit = load_unit().path
     before = grader_version(unit)
     grader_version.cache_clear()
-    real = metadata.version
-    monkeypatch.setattr(metadata, "version", lambda name: "0.0.1" if name == "numpy" else real(name))
+    monkeypatch.setattr(numpy, "__version__", "0.0.1")      # what the grader reads of a loaded library
     try:
         assert grader_version(unit) != before
     finally:

@@ -99,9 +99,11 @@ class RelError:
 # gives the same outputs, so the test runs it with this step in place of the student's: a
 # correct step that keeps its cache doubled (exact in floating point) and halves what it is
 # handed. A cache passed on comes back as it was; a rebuilt one is read at half its scale.
+# Its outputs are negated (exact too): a loop that reaches some other step (a private alias,
+# the step written inline, the whole attention at once) returns +y, not this step's -y.
 @dataclass
 class DoubledCacheStep:
-    """attention_decode_step(x_t, cache, Wq, Wk, Wv) -> (y_t, (2 K, 2 V))."""
+    """attention_decode_step(x_t, cache, Wq, Wk, Wv) -> (-y_t, (2 K, 2 V))."""
 
     def __call__(self, x_t, cache, Wq, Wk, Wv):
         q, k, v = x_t @ Wq, x_t @ Wk, x_t @ Wv
@@ -111,4 +113,14 @@ class DoubledCacheStep:
         e = np.einsum("nk,ntk->nt", q, K) / np.sqrt(Wk.shape[1])
         w = np.exp(e - e.max(axis=1, keepdims=True))
         y_t = np.einsum("nt,ntv->nv", w / w.sum(axis=1, keepdims=True), V)
-        return y_t, (2 * K, 2 * V)
+        return -y_t, (2 * K, 2 * V)
+
+
+# inference_cost.rnn_decode calls rnn_decode_step through its module-level name: with this
+# step in its place the states are this recurrence's, which no correct step of the student's gives.
+@dataclass
+class NegatedRNNStep:
+    """rnn_decode_step(x_t, h, Wx, Wh, b) -> -tanh(x_t Wx + h Wh + b)."""
+
+    def __call__(self, x_t, h, Wx, Wh, b):
+        return -np.tanh(np.asarray(x_t) @ Wx + np.asarray(h) @ Wh + b)

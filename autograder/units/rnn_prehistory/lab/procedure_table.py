@@ -68,13 +68,15 @@ class TabledProcedure:
     for this seed, computed otherwise."""
 
     def __init__(self, reference, seed: int, table: Path = TABLE):
-        self._row = _rows(table, stamp(reference)).get(str(seed))
-        self._live = None if self._row else fault_lab.Procedure(reference, seed)
-        self.figures = self._row["figures"] if self._row else self._live.figures
+        row: dict | None = _rows(table, stamp(reference)).get(str(seed))
+        live = None if row else fault_lab.Procedure(reference, seed)
+        self._row, self._live = row, live
+        self.figures: dict = live.figures if live is not None else row["figures"] if row else {}
 
     def broken(self, replacements: dict, keys) -> dict:
         if self._live is not None:
             return self._live.broken(replacements, keys)
+        assert self._row is not None
         return self._row["broken"][fault_lab.run_name(replacements)]
 
 
@@ -86,11 +88,13 @@ def _same(a, b, rtol: float) -> bool:
 
 
 def differences(row: dict, fresh: dict, rtol: float) -> list[str]:
-    """Where two rows differ by more than `rtol` (relative), figure by figure."""
+    """Where two rows differ by more than `rtol` (relative), figure by figure; but for the
+    figures the suite never compares with the procedure's (NOT_REPRODUCIBLE: the end of 100
+    chaotic SGD steps moves by 0.3 % from one BLAS kernel to another)."""
     pairs = [("figures", row["figures"], fresh["figures"])]
     pairs += [(name, row["broken"].get(name, {}), figures) for name, figures in fresh["broken"].items()]
     return [f"{run}: {key} = {got!r} in the table, {want!r} now" for run, got_figures, want_figures in pairs
-            for key, want in want_figures.items()
+            for key, want in want_figures.items() if key not in fault_lab.NOT_REPRODUCIBLE
             for got in [got_figures.get(key)] if got is None or not _same(got, want, rtol)]
 
 
@@ -101,6 +105,7 @@ def write(reference, table: Path = TABLE) -> None:
 
 
 def main(argv: list[str]) -> int:
+    # Here, not at the top: a grading imports this module and needs neither (start-up speed).
     from autograder.grading.plugin import ReferenceModules  # the grader's own loader of the solutions
     from autograder.unit.load import load_unit
 

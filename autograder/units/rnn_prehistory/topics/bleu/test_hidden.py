@@ -293,6 +293,11 @@ def test_ngram_counts_random(bleu, rng):
         if not isinstance(got, dict):
             raise CheckFailed(_("ngram_counts should return a collections.Counter, got {type}").format(
                 type=type(got).__name__))
+        absent = ("<never seen>",) * n          # the docstring's Counter counts an n-gram it never saw 0 times
+        if not isinstance(got, Counter) or got[absent] != 0:
+            raise CheckFailed(_("ngram_counts returned a {type}, not a collections.Counter: the count of an n-gram "
+                                "that never occurs must be 0 (counts[g] on a Counter), where a plain dict raises "
+                                "KeyError").format(type=type(got).__name__))
         got = {k: v for k, v in got.items() if v}
         if any(not isinstance(k, tuple) for k in got):
             raise CheckFailed(_("ngram_counts keys must be tuples of tokens, e.g. ('the', 'cat'), not joined strings"))

@@ -240,6 +240,16 @@ def test_numerical_gradient_matches_analytic(bptt, rng):
     if not err < 1e-8:
         raise CheckFailed(_("numerical_gradient at a transposed (non-contiguous) x is wrong: relative error "
                             "{error}").format(error=f"{err:.1e}"))
+    # "h: the step" is the caller's. For the cubic a central difference is off by exactly w h^2
+    # (its linear part is exact), so at h = 0.1 it is 3 w x^2 + w h^2 + A's row sums, 1e-2 |w| from
+    # the gradient a step of 1e-6 gives; the round-off at h = 0.1 is ~1e-14.
+    step = 0.1
+    grad = expect_array(bptt.numerical_gradient(f, x.copy(), step), x.shape, "numerical_gradient")
+    err = norm_rel_error(grad, f.gradient(x) + f.w * step**2)
+    if not err < 1e-8:
+        raise CheckFailed(_("numerical_gradient(f, x, h=0.1) of sum(w x^3) + sum(x A) is not the central difference "
+                            "with that step: relative error {error} from 3 w x^2 + w h^2 + (the row sums of A). Use "
+                            "the caller's step h").format(error=f"{err:.1e}"))
 
 
 def test_rel_error_matches_formula(bptt, rng):

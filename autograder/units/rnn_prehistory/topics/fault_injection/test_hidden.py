@@ -309,6 +309,15 @@ def test_log_abs_cumprod_matches_running_log_sum(fault_injection, rng):
         raise CheckFailed(_("log_abs_cumprod(factors) with a zero factor raised {warning}; the docstring rules "
                             "warnings out: log|0| = -inf is expected here, so compute the logs inside "
                             "np.errstate(divide=\"ignore\")").format(warning=raised[0]), "diagnosed")
+    # The edges of "shape (T,), float64": no factor at all, and factors in float32.
+    expect_array(fault_injection.log_abs_cumprod(np.zeros(0)), (0,), _("log_abs_cumprod of an empty factor array"))
+    narrow = factors[:12].astype(np.float32)
+    got = expect_array(fault_injection.log_abs_cumprod(narrow), (12,), _("log_abs_cumprod of float32 factors"))
+    if got.dtype != np.float64:
+        raise CheckFailed(_("log_abs_cumprod of float32 factors returned {dtype}; out is float64 whatever the "
+                            "factors' dtype: convert them (np.asarray(factors, dtype=float)) before taking the "
+                            "logs").format(dtype=got.dtype))
+    _expect_log_values(got, _running_log_sum(narrow.astype(float)), _("log_abs_cumprod of float32 factors"))
 
 
 def test_log_abs_cumprod_does_not_underflow_or_overflow(fault_injection, rng):

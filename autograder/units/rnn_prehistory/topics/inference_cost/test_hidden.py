@@ -18,7 +18,7 @@ from autograder.authoring.checks import (
     product_scale,
 )
 from autograder.i18n import _
-from autograder.units.rnn_prehistory.oracles import DoubledCacheStep
+from autograder.units.rnn_prehistory.oracles import DoubledCacheStep, NegatedRNNStep
 
 LENGTHS = (16, 64, 256, 1024)        # the T of the memory measurement
 FLOAT_BYTES = 8
@@ -73,6 +73,24 @@ def test_rnn_decode_matches_the_recurrence(inference_cost, rng):
         expect_close(h, want, f"{what}: h", tol=1e-9, scale=1.0,
                      hint=_("carry the state from token to token: h[:, t] is the state after token t"))
 
+    # Through its module-level name: with a stand-in step in place of the student's (its states
+    # negated, which no correct step gives), the decoder's states must be the stand-in's chain.
+    N, T, D, H = 2, 5, 3, 4
+    x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H))
+    Wx, Wh, b = rnn_weights(rng, D, H)
+    replies = inference_cost.rnn_decode.patched({"inference_cost.rnn_decode_step": NegatedRNNStep()})(x, h0, Wx, Wh, b)
+    h = expect_array(expect_tuple(replies, 2, "rnn_decode")[0], (N, T, H), "rnn_decode: h")
+    want, state = np.zeros((N, T, H)), h0
+    for t in range(T):
+        state = -np.tanh(x[:, t] @ Wx + state @ Wh + b)
+        want[:, t] = state
+    # |h| <= 1 and the stand-in's products are the grader's own: atol 1e-9 is far above their rounding
+    if not np.allclose(h, want, rtol=0, atol=1e-9):
+        raise CheckFailed(_("rnn_decode: with another rnn_decode_step in place of yours, the states it returns are "
+                            "not the ones that step computes: your loop reaches the step some other way (written "
+                            "inline, or under another name). Call rnn_decode_step through its module-level name, "
+                            "once per token"))
+
 
 def test_attention_decode_equals_causal_attention_recomputed_every_step(inference_cost, rng):
     for N, T, D, Dk, Dv in [(1, 1, 2, 2, 3), (2, 7, 4, 3, 2), (3, 12, 3, 4, 4)]:
@@ -122,8 +140,15 @@ def test_the_cache_is_extended_not_rebuilt(inference_cost, rng):
     step = {"inference_cost.attention_decode_step": DoubledCacheStep()}    # a correct step, its cache doubled
     replies = inference_cost.attention_decode.patched(step)(x, Wq, Wk, Wv)
     y = expect_array(expect_tuple(replies, 3, "attention_decode")[0], (N, 6, Dv), "attention_decode: y")
-    # y's rounding is ~1e-14 absolute here (O(1) values): atol 1e-12 is above it, a rebuilt cache is off by O(1)
-    if not np.allclose(y, causal_attention_from_scratch(x, Wq, Wk, Wv), rtol=1e-9, atol=1e-12):
+    # y's rounding is ~1e-14 absolute here (O(1) values): atol 1e-12 is above it, a rebuilt cache is off by O(1).
+    # The stand-in returns -y_t: +y is what a loop gets that never calls the step it is given.
+    attended = causal_attention_from_scratch(x, Wq, Wk, Wv)
+    if np.allclose(y, attended, rtol=1e-9, atol=1e-12):
+        raise CheckFailed(_("attention_decode: with another attention_decode_step in place of yours, the outputs are "
+                            "not the ones that step returns: your loop computes them some other way (the step "
+                            "written inline or under another name, or the whole attention at once). Decode token by "
+                            "token, calling attention_decode_step through its module-level name"))
+    if not np.allclose(y, -attended, rtol=1e-9, atol=1e-12):
         raise CheckFailed(_("attention_decode: with a correct attention_decode_step in place of yours, the outputs "
                             "are not causal attention: some step was not handed the cache the previous step "
                             "returned (rebuilt from the inputs?). Recomputing the keys and values of the whole "
@@ -150,13 +175,15 @@ def test_held_bytes_constant_for_the_rnn_and_linear_for_the_cache(inference_cost
     Wx, Wh, b = rnn_weights(rng, D, H)
     Wq, Wk, Wv = attention_weights(rng, D, Dk, Dv)
     longest = rng.normal(size=(N, max(LENGTHS), D))
-    rnn_held, cache_held, cache_sizes = [], [], []
+    rnn_held, cache_held, cache_sizes, dtypes = [], [], [], {}
     for T in LENGTHS:          # measured first, judged after: the figure shows what was measured
         x = longest[:, :T]
         _h, held = expect_tuple(inference_cost.rnn_decode(x, np.zeros((N, H)), Wx, Wh, b), 2, "rnn_decode")
         rnn_held.append(int(expect_array(np.asarray(held), (T,), "rnn_decode: held_bytes")[-1]))
+        dtypes.setdefault("rnn_decode", np.asarray(held).dtype)
         _y, cache, held = expect_tuple(inference_cost.attention_decode(x, Wq, Wk, Wv), 3, "attention_decode")
         cache_held.append(int(expect_array(np.asarray(held), (T,), "attention_decode: held_bytes")[-1]))
+        dtypes.setdefault("attention_decode", np.asarray(held).dtype)
         K, V = expect_tuple(cache, 2, "attention_decode: cache")
         cache_sizes.append(np.asarray(K).nbytes + np.asarray(V).nbytes)
     report_extras["inference_cost"] = {"T": list(LENGTHS), "rnn_bytes": rnn_held, "cache_bytes": cache_held,
@@ -187,6 +214,10 @@ def test_held_bytes_constant_for_the_rnn_and_linear_for_the_cache(inference_cost
         if held != size:
             raise CheckFailed(_("attention_decode: held_bytes[-1] = {got}, but the cache you returned holds {want} "
                                 "bytes (K.nbytes + V.nbytes)").format(got=held, want=size))
+    for function, dtype in dtypes.items():
+        if not np.issubdtype(dtype, np.integer):
+            raise CheckFailed(_("{function}: held_bytes has dtype {dtype}; byte counts are integers (nbytes is an "
+                                "int): make it an integer array").format(function=function, dtype=dtype))
 
 def test_macs_per_token_match_the_formula(inference_cost, rng):
     for _case in range(4):
@@ -195,6 +226,9 @@ def test_macs_per_token_match_the_formula(inference_cost, rng):
         if int(got) != D * H + H * H:
             raise CheckFailed(_("rnn_macs_per_token(D={D}, H={H}) = {got}; x_t Wx is D*H multiply-adds and h Wh "
                                 "is H*H, the same at every token").format(D=D, H=H, got=got))
+        if not isinstance(got, (int, np.integer)) or isinstance(got, bool):     # an np.int64 arrives as an int
+            raise CheckFailed(_("rnn_macs_per_token(D={D}, H={H}) returned {got!r}, a {kind}; a count of "
+                                "multiply-adds is an int").format(D=D, H=H, got=got, kind=type(got).__name__))
     for t in (1, 2, 17, 1024):
         D, Dk, Dv = (int(n) for n in rng.integers(1, 200, size=3))
         got = inference_cost.attention_macs_per_token(t, D, Dk, Dv)
