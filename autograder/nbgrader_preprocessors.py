@@ -10,7 +10,8 @@ kernels import autograder/notebook.py instead.
   without stopping the class; `OverwriteCellsQuietly` warns about a locked cell only when
   the student changed it, and a cell copied from another notebook (an id this notebook does
   not have) becomes the student's own; `OnlyAnswerCellsRun` lets no student code run in
-  the kernel.
+  the kernel; `GradingSettings` tells the test cells the submission's seed and the
+  instructor's `hidden_detail`.
 - `autograde` and `generate_feedback`: `StudentTextAsText` shows a student's Markdown and
   raw cells as text, never as HTML.
 - `generate_feedback`: `WrappedFeedback` wraps the grader's messages and hints.
@@ -19,15 +20,19 @@ kernels import autograder/notebook.py instead.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbgrader.api import MissingEntry
 from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
-from traitlets import Bool, List
+from traitlets import Bool, Enum, List
 
-from autograder.notebook import REMOVED, STUB_KEY, answer_body, answer_module
+from autograder.grading.seed import modules_seed
+from autograder.notebook import GRADING_KEY, REMOVED, STUB_KEY, answer_body, answer_module, modules_in
+from autograder.reports.detail import HIDDEN_DETAIL
+from autograder.unit.load import load_unit
 
 # Output (the grader's messages and hints) wraps instead of scrolling out of sight.
 WRAP_OUTPUT_CSS = """div.output_area pre, div.output_subarea pre {
@@ -125,6 +130,30 @@ class OnlyAnswerCellsRun(NbGraderPreprocessor):
         elif module is not None or not (meta.get("grade") or meta.get("locked")):
             cell.source = REMOVED
         return cell, resources
+
+
+class GradingSettings(NbGraderPreprocessor):
+    """autograde, before the notebook runs: its metadata tells its test cells (grade_cell)
+    what to grade with.
+
+    - `seed`: the seed `python -m autograder grade` derives from the whole submission's
+      modules. Each notebook's kernel sees only the notebooks autograded before it, so the
+      seed it derived from those drew other hidden inputs than `grade` (other numbers in
+      the messages, and for code that is right on some inputs only, another score).
+    - `hidden_detail`: what the feedback shows of a failing hidden test, the levels of
+      `pr --hidden-detail` (reports.detail): "hints" (message and hint, the default, as
+      `grade` reports), "tests" (the message), "total" (how many of the topic's hidden
+      tests failed). The score is the same at every level."""
+
+    hidden_detail = Enum(HIDDEN_DETAIL, default_value="hints", help="what the feedback shows of a failing hidden "
+                         "test: hints, tests (no hint) or total (only how many failed)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        # The notebook as submitted: its folder holds the whole submission's notebooks.
+        folder = Path(resources.get("metadata", {}).get("path") or ".")
+        sources = {m: text.encode("utf-8") for m, text in modules_in(folder).items()}
+        nb.metadata[GRADING_KEY] = {"seed": modules_seed(load_unit(), sources), "hidden_detail": self.hidden_detail}
+        return nb, resources
 
 
 class StudentTextAsText(Preprocessor):

@@ -35,13 +35,17 @@ from functools import lru_cache
 from pathlib import Path
 
 from autograder import i18n
+from autograder.grading.score import TestOutcome
 from autograder.i18n import _
+from autograder.intake.files import read_regular
 from autograder.intake.notebooks import ANSWER_PREFIX, answer_body, answer_module, modules_in  # noqa: F401 - the course's names
+from autograder.reports.detail import HIDDEN_DETAIL, HIDDEN_TOTAL, is_hidden, shown_tests
 from autograder.reports.markdown import OUTCOME_WORDS
 from autograder.unit.load import load_unit
 from autograder.version import grader_version
 
 STUB_KEY = "autograder_release"    # an answer cell's metadata in the source notebook: its released text
+GRADING_KEY = "autograder_grading"  # a notebook's metadata during autograde: seed, hidden_detail (GradingSettings)
 REMOVED = "# removed for grading: only the answer and test cells of this notebook run\n"
 
 
@@ -71,7 +75,7 @@ def _shared_results() -> Path | None:
     return folder
 
 
-def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
+def _grade(topic: str, modules: dict[str, str], suite: str, seed: int | None = None) -> dict:
     """score.json of `topic` graded with `modules`, kept for the kernels that come after
     (another run of the notebook, `nbgrader autograde --force`), keyed by the grader's
     version, the topic, the suite, the language and the code.
@@ -79,7 +83,7 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
     One topic per grading, not the whole submission: `nbgrader autograde` writes each
     notebook into the autograded folder just before it runs it, so the kernels of one
     submission see different sets of answer cells and could not share a grading of all."""
-    key = json.dumps([_grader_version(), topic, suite, i18n.current_language(), sorted(modules.items())])
+    key = json.dumps([_grader_version(), topic, suite, seed, i18n.current_language(), sorted(modules.items())])
     digest = hashlib.sha256(key.encode()).hexdigest()
     if digest in _results:
         return _results[digest]
@@ -99,7 +103,8 @@ def _grade(topic: str, modules: dict[str, str], suite: str) -> dict:
         # -P and a working directory of our own: the notebook's folder (a student's own
         # `autograder/` or `yaml.py` beside the notebook) is never on the grader's import path.
         proc = subprocess.run([sys.executable, "-P", "-m", "autograder", "grade", str(submission), "--topic", topic,
-                               "--suite", suite, "--out", str(out), "--quiet"],
+                               "--suite", suite, "--out", str(out), "--quiet",
+                               *(["--seed", str(seed)] if seed is not None else [])],
                               capture_output=True, text=True, stdin=subprocess.DEVNULL, env=dict(os.environ), cwd=tmp)
         score_file = out / "score.json"
         if not score_file.is_file():
@@ -135,22 +140,45 @@ def hidden_suites_here() -> bool:
         return False
 
 
+def grading_settings(notebook: Path) -> tuple[int | None, str]:
+    """The seed and hidden detail `nbgrader autograde` put in `notebook` (GradingSettings);
+    elsewhere (a student's own Jupyter) none: the seed of the folder's files, every hint."""
+    try:
+        meta = json.loads(read_regular(notebook) or b"{}").get("metadata", {}).get(GRADING_KEY, {})
+        seed, detail = meta.get("seed"), meta.get("hidden_detail", "hints")
+    except (ValueError, AttributeError):
+        return None, "hints"
+    seed = seed if isinstance(seed, int) and 0 <= seed < 2**31 else None
+    return seed, detail if detail in HIDDEN_DETAIL else "hints"
+
+
+def _outcome(test: dict) -> TestOutcome:
+    """A test of score.json as the reports hold it."""
+    kind = test.get("kind", "")
+    return TestOutcome(test["id"], test["earned"], test["possible"], test["outcome"], test["message"],
+                       test.get("hint", ""), not_implemented=kind if kind == "not_implemented" else None, kind=kind)
+
+
 def grade_cell(topic: str, test_id: str, folder: str | Path = ".") -> None:
-    """Pass, or raise with the grader's message and hint, for one rubric entry of `topic`."""
+    """Pass, or raise with the grader's message and hint, for one rubric entry of `topic`:
+    of a hidden test, what the instructor's hidden detail shows (the reports' own cut)."""
     if i18n.current_language() == "en":
         i18n.activate(None)           # the kernel's locale (the grader's messages follow it too)
     modules = modules_in(Path(folder))
+    seed, detail = grading_settings(Path(folder) / f"{topic}.ipynb")     # a notebook per topic, named by it
     suite = "all" if test_id.startswith("hidden::") or hidden_suites_here() else "public"
-    score = _grade(topic, modules, suite)
-    tests = {t["id"]: t for x in score.get("topics", []) if x["id"] == topic for t in x["tests"]}
-    test = tests.get(test_id)
+    score = _grade(topic, modules, suite, seed)
+    tests = [_outcome(t) for x in score.get("topics", []) if x["id"] == topic for t in x["tests"]]
+    test = next((t for t in tests if t.id == test_id), None)
     if test is None:
         topic_message = next((x.get("message", "") for x in score.get("topics", []) if x["id"] == topic), "")
         raise GradeCellFailed(topic_message or _("{test} was not graded").format(test=test_id))
-    if test["outcome"] != "passed":
-        text = f"{_(OUTCOME_WORDS.get(test['outcome'], test['outcome']))}: {test['message']}"
-        if test.get("hint"):
-            text += "\n" + _("hint: {hint}").format(hint=test["hint"])
+    if not test.passed:         # passed or not from the whole grading; what it says, from the cut
+        shown = {t.id: t for t in shown_tests(tests, detail)}
+        test = shown[HIDDEN_TOTAL] if is_hidden(test_id) and HIDDEN_TOTAL in shown else shown[test_id]
+        text = f"{_(OUTCOME_WORDS.get(test.outcome, test.outcome))}: {test.message}"
+        if test.hint:
+            text += "\n" + _("hint: {hint}").format(hint=test.hint)
         raise GradeCellFailed(text)
-    points = test["possible"]
+    points = test.possible
     print(_("passed (1 point)") if points == 1 else _("passed ({points} points)").format(points=f"{points:g}"))

@@ -14,9 +14,9 @@ from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMa
                                     OverwriteKernelspec, SaveCells)
 
 from autograder.nbgrader_exchange import NoLinksCollect, ReleaseFeedbackWithSecrets, no_links_in_submission
-from autograder.nbgrader_preprocessors import (ClearHiddenTestsInFeedback, KeepOneCellPerId, OnlyAnswerCellsRun,
-                                               OverwriteCellsQuietly, ReleaseTheStubs, StudentTextAsText,
-                                               WrappedFeedback)
+from autograder.nbgrader_preprocessors import (ClearHiddenTestsInFeedback, GradingSettings, KeepOneCellPerId,
+                                               OnlyAnswerCellsRun, OverwriteCellsQuietly, ReleaseTheStubs,
+                                               StudentTextAsText, WrappedFeedback)
 
 # nbgrader runs `alembic` and the kernel by PATH: the ones beside this Python, so that
 # `.venv/bin/nbgrader ...` works without the venv activated.
@@ -45,15 +45,21 @@ c.ExchangeFactory.release_feedback = ReleaseFeedbackWithSecrets
 # During autograde no student code runs in the kernel: answer cells only write their module
 # (graded in the grader's worker), other code cells are emptied; a copied course cell is
 # ignored instead of stopping the class; only a changed locked cell warns; the student's own
-# Markdown is kept as text (never HTML, in the formgrader or the feedback).
+# Markdown is kept as text (never HTML, in the formgrader or the feedback); the test cells
+# draw the hidden inputs `python -m autograder grade` draws for the whole submission.
 c.Autograde.sanitize_preprocessors = [ClearOutput, KeepOneCellPerId, OverwriteKernelspec, OverwriteCellsQuietly,
-                                      StudentTextAsText, OnlyAnswerCellsRun, CheckCellMetadata]
+                                      StudentTextAsText, OnlyAnswerCellsRun, GradingSettings, CheckCellMetadata]
+# What a failing hidden test cell shows (the formgrader and the feedback), the levels of
+# `pr --hidden-detail`: "hints" (its message and hint, the default), "tests" (its message),
+# "total" (how many of the topic's hidden tests failed). The score is the same at every level.
+# Set it in local_nbgrader_config.py, e.g. c.GradingSettings.hidden_detail = "tests", before
+# `nbgrader autograde` (`--force` for submissions autograded before).
 # The kernel starts without its working directory (the student's folder) on sys.path.
 c.Execute.extra_arguments = ["--InteractiveShellApp.ignore_cwd=True"]
 # Seconds per cell: a test cell grades its topic (an endless loop in student code stops
 # at the grader's own per-call limit, well within this).
 c.Execute.timeout = 300
-# The feedback shows the grader's messages and hints, never the hidden test cells' code,
+# The feedback shows the grader's messages (and hints, as above), never the hidden test cells' code,
 # with long lines wrapped instead of cut off in a scrolling box, and the student's own
 # Markdown as text.
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInFeedback, StudentTextAsText, CSSHTMLHeaderPreprocessor,

@@ -36,7 +36,10 @@ def _hidden_total(tests: list[TestOutcome]) -> TestOutcome:
                        kind=kinds.pop() if len(kinds) == 1 else "")
 
 
-def _tests_shown(tests: list[TestOutcome], detail: str) -> list[TestOutcome]:
+def shown_tests(tests: list[TestOutcome], detail: str) -> list[TestOutcome]:
+    """A topic's tests as `detail` shows them (the notebooks' test cells cut them so too)."""
+    if detail == "hints":
+        return tests
     if detail == "tests":
         return [dataclasses.replace(x, hint="") if is_hidden(x.id) else x for x in tests]
     hidden = [x for x in tests if is_hidden(x.id)]
@@ -57,7 +60,7 @@ def visible(result: GradeResult, detail: str) -> GradeResult:
         raise ValueError(f"hidden detail {detail!r}: one of {', '.join(HIDDEN_DETAIL)}")
     if detail == "hints":
         return result
-    topics = [dataclasses.replace(t, tests=_tests_shown(t.tests, detail)) for t in result.topics]
+    topics = [dataclasses.replace(t, tests=shown_tests(t.tests, detail)) for t in result.topics]
     oral_exam = result.oral_exam
     if detail == "total":     # each question keeps its counts; a hidden test's name becomes hidden::*
         oral_exam = [{**row, "tests": _names_shown(row["tests"]), "failing": _names_shown(row["failing"])}
