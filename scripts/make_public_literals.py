@@ -114,8 +114,52 @@ def bptt(m) -> dict:
     return {"STEP_DB": torch.autograd.grad(loss, b)[0]}
 
 
+def gru_lstm_step(m) -> dict:
+    """The GRU step written from its docstring's equations (PyTorch's GRUCell applies r after the
+    recurrent matmul and lets u keep the old state: another GRU), autograd for its gradients;
+    torch.nn.LSTMCell and torch.nn.LSTM (c0 = 0) for the LSTM, their i, f, g, o blocks taken
+    from this exercise's i, f, o, g."""
+    torch = _torch()
+    x, prev_h, prev_c = (_t(a).requires_grad_() for a in (m.X, m.PREV_H, m.PREV_C))
+    Wx, Wh, b = (_t(a).requires_grad_() for a in (m.GRU_WX, m.GRU_WH, m.GRU_B))
+    H = m.H
+    ax, ah = x @ Wx + b, prev_h @ Wh
+    u, r = torch.sigmoid(ax[:, :H] + ah[:, :H]), torch.sigmoid(ax[:, H:2 * H] + ah[:, H:2 * H])
+    candidate = torch.tanh(ax[:, 2 * H:] + (r * prev_h) @ Wh[:, 2 * H:])
+    gru_h = u * candidate + (1 - u) * prev_h
+    gru_grads = torch.autograd.grad((_t(m.DNEXT_H) * gru_h).sum(), (x, prev_h, Wx, Wh, b))
+
+    def torch_blocks(w):                       # i, f, o, g -> PyTorch's i, f, g, o, for column vectors
+        i, f, o, g = w.split(H, dim=-1)
+        return torch.cat([i, f, g, o], dim=-1).T
+
+    Wx, Wh, b = (_t(a).requires_grad_() for a in (m.LSTM_WX, m.LSTM_WH, m.LSTM_B))
+    cell = torch.nn.LSTMCell(m.D, H)
+    lstm = torch.nn.LSTM(m.D, H, batch_first=True)
+    for module, ih, hh, bias in ((cell, "weight_ih", "weight_hh", "bias_ih"),
+                                 (lstm, "weight_ih_l0", "weight_hh_l0", "bias_ih_l0")):
+        for name in (ih, hh, bias, bias.replace("_ih", "_hh")):
+            del module._parameters[name]       # the weights become functions of Wx, Wh, b (autograd reaches them)
+        setattr(module, ih, torch_blocks(Wx))
+        setattr(module, hh, torch_blocks(Wh))
+        setattr(module, bias, torch_blocks(b[None])[:, 0])
+        setattr(module, bias.replace("_ih", "_hh"), torch.zeros(4 * H))
+    lstm_h, lstm_c = cell(x, (prev_h, prev_c))
+    lstm_loss = (_t(m.DNEXT_H) * lstm_h).sum() + (_t(m.DNEXT_C) * lstm_c).sum()
+    lstm_grads = torch.autograd.grad(lstm_loss, (x, prev_h, prev_c, Wx, Wh, b))
+    seq_x, h0 = _t(m.SEQ_X).requires_grad_(), _t(m.SEQ_H0).requires_grad_()
+    seq_h = lstm(seq_x, (h0[None], torch.zeros(1, len(h0), H)))[0]
+    seq_grads = torch.autograd.grad((_t(m.SEQ_DH) * seq_h).sum(), (seq_x, h0, Wx, Wh, b))
+    return {**dict(zip(("GRU_NEXT_H", "GRU_DX", "GRU_DPREV_H", "GRU_DWX", "GRU_DWH", "GRU_DB"),
+                       (gru_h, *gru_grads))),
+            **dict(zip(("LSTM_NEXT_H", "LSTM_NEXT_C", "LSTM_DX", "LSTM_DPREV_H", "LSTM_DPREV_C", "LSTM_DWX",
+                        "LSTM_DWH", "LSTM_DB"), (lstm_h, lstm_c, *lstm_grads))),
+            **dict(zip(("SEQ_H", "SEQ_DX", "SEQ_DH0", "SEQ_DWX", "SEQ_DWH", "SEQ_DB"), (seq_h, *seq_grads)))}
+
+
 ORACLES = {"test_attention.py": attention, "test_causality.py": causality,
-           "test_inference_cost.py": inference_cost, "test_bptt.py": bptt}
+           "test_inference_cost.py": inference_cost, "test_bptt.py": bptt,
+           "test_gru_lstm_step.py": gru_lstm_step}
 
 
 def load(path: Path):
