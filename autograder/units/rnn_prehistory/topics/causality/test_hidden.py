@@ -15,6 +15,7 @@ import numpy as np
 from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
+    diagnose,
     expect_array,
     expect_close,
     expect_not_mutated,
@@ -308,8 +309,18 @@ def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report
     for name, features in (("birnn", states), ("rnn", states[:, :, :H])):
         what = _("next_token_readout_error on the {name} states").format(name=name)
         error = causality.next_token_readout_error(features, tokens, n_train)
+        want = reference.causality.next_token_readout_error(features, tokens, n_train)
+        # "mean over ... t = 1..T-1": the same squared errors summed over the T-1 positions instead
+        # are exactly (T-1) times the mean (the readout's fit does not depend on the reduction).
+        known = diagnose(error, want, [(_("your error matches the squared errors summed over the T-1 positions of each "
+                                          "sequence: the error is a mean over the held-out sequences AND over the "
+                                          "positions t = 1..T-1"), (T - 1) * want)],
+                         same=lambda a, b: np.isfinite(a) and abs(a - b) <= 1e-6 * max(abs(a) + abs(b), 1e-8))
+        if known:
+            raise CheckFailed(_("{what} is {error}, expected {expected}: {diagnosis}").format(
+                what=what, error=f"{float(error):.6g}", expected=f"{want:.6g}", diagnosis=known), "diagnosed")
         # least squares on well-conditioned features: any factorisation within ~1e-13; 1e-6 is far above
-        expect_close(error, reference.causality.next_token_readout_error(features, tokens, n_train), what, tol=1e-6,
+        expect_close(error, want, what, tol=1e-6,
                      hint=_("fit [y_t, 1] -> onehot(token t+1) on the first n_train sequences with np.linalg.lstsq "
                             "(positions 0..T-2), then the mean over the other sequences and positions of the "
                             "squared error summed over the V outputs"))
