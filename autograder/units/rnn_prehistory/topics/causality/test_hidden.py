@@ -297,6 +297,18 @@ def test_dependency_matrix_and_first_leak(causality, rng):
     expect_leak(causality, np.array([[0.7]]), None, _("a 1 x 1 matrix (nothing above the diagonal)"))
 
 
+def readout_variant(states, tokens, n_train, current_token=False, fit_on_all=False) -> float:
+    """The readout error of the docstring with one known mistake, written here: current_token: the
+    target of position t is token t; fit_on_all: W fitted on every sequence, the held-out ones too."""
+    N, T, K = states.shape
+    features = np.concatenate([states[:, :-1], np.ones((N, T - 1, 1))], axis=2)
+    targets = np.eye(int(np.max(tokens)) + 1)[tokens[:, :-1] if current_token else tokens[:, 1:]]
+    fit = N if fit_on_all else n_train
+    W = np.linalg.lstsq(features[:fit].reshape(fit * (T - 1), K + 1), targets[:fit].reshape(fit * (T - 1), -1),
+                        rcond=None)[0]
+    return float(np.mean(np.sum((features[n_train:] @ W - targets[n_train:]) ** 2, axis=2)))
+
+
 def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report_extras):
     """Random tokens: the past says nothing about the next one, the bidirectional states do."""
     # Over 300 seeds the reference's ratio of the two errors is at most 0.67 (median 0.44).
@@ -314,7 +326,13 @@ def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report
         # are exactly (T-1) times the mean (the readout's fit does not depend on the reduction).
         known = diagnose(error, want, [(_("your error matches the squared errors summed over the T-1 positions of each "
                                           "sequence: the error is a mean over the held-out sequences AND over the "
-                                          "positions t = 1..T-1"), (T - 1) * want)],
+                                          "positions t = 1..T-1"), (T - 1) * want),
+                                       (_("your error matches position t predicting token t, the one it has just "
+                                          "read: the target of [y_t, 1] is onehot(token_{t+1}), tokens[:, 1:]"),
+                                        readout_variant(features, tokens, n_train, current_token=True)),
+                                       (_("your error matches a readout fitted on every sequence, the held-out ones "
+                                          "too: fit W on the first n_train sequences only"),
+                                        readout_variant(features, tokens, n_train, fit_on_all=True))],
                          same=lambda a, b: np.isfinite(a) and abs(a - b) <= 1e-6 * max(abs(a) + abs(b), 1e-8))
         if known:
             raise CheckFailed(_("{what} is {error}, expected {expected}: {diagnosis}").format(
