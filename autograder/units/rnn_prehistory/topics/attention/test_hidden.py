@@ -15,6 +15,7 @@ from autograder.authoring.checks import (
     expect_array,
     expect_close,
     expect_tuple,
+    first_difference,
     rel_error,
 )
 from autograder.i18n import N_, _
@@ -186,6 +187,26 @@ def random_mask(rng, N, Tx):
     return mask
 
 
+CONTEXT_MISTAKES = (
+    ("mean", N_("your context is the plain mean of H over the source positions: it is the weighted sum "
+                "context[n] = sum_t alpha[n, t] H[n, t], with the weights alpha your code returns")),
+    ("scores", N_("your context weights H by the scores e instead of the softmax weights alpha: "
+                  "context[n] = sum_t alpha[n, t] H[n, t]")),
+)
+
+
+def context_variant(s_prev, H, Wa, Ua, va, mask, alpha, kind):
+    """context of the student's own weights `alpha` under one known mistake: "mean" averages H
+    over the real positions, "scores" weights H by the scores e (0 at the padding)."""
+    real = np.ones(alpha.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    if kind == "mean":
+        count = real.sum(axis=1, keepdims=True)
+        return np.einsum("nt,ntd->nd", np.divide(real, count, out=np.zeros(real.shape), where=count > 0), H)
+    e = np.einsum("nta,a->nt", np.tanh(np.einsum("ns,sa->na", s_prev, Wa)[:, None, :]
+                                       + np.einsum("ntd,da->nta", H, Ua)), va)
+    return np.einsum("nt,ntd->nd", np.where(real, e, 0.0), H)
+
+
 def test_additive_attention_matches_reference(attention, reference, rng):
     for N, Tx, Dh, S, A, masked in [(1, 1, 2, 3, 2, False), (3, 5, 4, 3, 6, False), (4, 6, 3, 5, 4, True),
                                     (2, 7, 5, 2, 3, True)]:
@@ -195,7 +216,17 @@ def test_additive_attention_matches_reference(attention, reference, rng):
         context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
         want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
         expect_weights(alpha, want_alpha, (s_prev, H, Wa, Ua, va, mask), what, tol=1e-8)
-        expect_close(context, want_context, f"{what}: context", tol=1e-8, scale=context_scale(want_alpha, H),
+        # The weights are right here: a context that is not their weighted sum is named when a
+        # known mistake, recomputed on these inputs, gives it (and the right sum does not).
+        scale = context_scale(want_alpha, H)
+        known = diagnose(context, want_context,
+                         ((_(text), context_variant(s_prev, H, Wa, Ua, va, mask, alpha, kind))
+                          for kind, text in CONTEXT_MISTAKES),
+                         same=lambda a, b, scale=scale: rel_error(a, b, scale) <= 1e-8)
+        if known:
+            raise CheckFailed(_("{what}: context is wrong: {diagnosis}").format(what=what, diagnosis=known),
+                              "diagnosed")
+        expect_close(context, want_context, f"{what}: context", tol=1e-8, scale=scale,
                      hint=_("context[n] = sum_t alpha[n, t] H[n, t]"))
 
 
@@ -238,6 +269,27 @@ def test_masked_positions_get_exactly_zero_weight(attention, reference, rng):
 
 def test_softmax_stable_for_huge_scores(attention, reference, rng):
     N, Tx, Dh, S, A = 4, 5, 3, 4, 6
+    # mask=None: "every position is real", at any size of the scores, so the weights of an
+    # all-True mask. Both calls are the student's: a mask=None that differs from their own
+    # (right) all-True mask is the None case handled apart.
+    s_prev, H, Wa, Ua, va = params(rng, N, Tx, Dh, S, A, scale=1e6)
+    every = np.ones((N, Tx), dtype=bool)
+    what = _("additive_attention with va scaled by {scale} and mask=None").format(scale="1e+06")
+    want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, None)
+    none_alpha = expect_array(expect_tuple(attention.additive_attention(s_prev, H, Wa, Ua, va, None), 2, what)[1],
+                              (N, Tx), f"{what}: alpha")
+    with_mask = _("additive_attention with va scaled by {scale} and an all-True mask").format(scale="1e+06")
+    every_alpha = expect_array(expect_tuple(attention.additive_attention(s_prev, H, Wa, Ua, va, every), 2,
+                                            with_mask)[1], (N, Tx), f"{with_mask}: alpha")
+    if (np.all(np.isfinite(every_alpha)) and rel_error(every_alpha, want_alpha) <= 1e-6
+            and not (np.all(np.isfinite(none_alpha)) and rel_error(none_alpha, want_alpha) <= 1e-6)):
+        raise CheckFailed(_("{what}: your weights are not those your code returns for an all-True mask, which are "
+                            "right ({difference}): mask=None means every position is real, the same softmax as "
+                            "a mask of all True").format(
+            what=what, difference=first_difference(none_alpha, every_alpha, "alpha")), "diagnosed")
+    context, alpha = call(attention, (s_prev, H, Wa, Ua, va, None), N, Tx, Dh, what)
+    expect_weights(alpha, want_alpha, (s_prev, H, Wa, Ua, va, None), what, tol=1e-6)
+    expect_close(context, want_context, f"{what}: context", tol=1e-6, scale=context_scale(want_alpha, H))
     for scale in (1e4, 1e6):
         s_prev, H, Wa, Ua, va = params(rng, N, Tx, Dh, S, A, scale=scale)   # |e| up to ~ scale * |va|_1
         mask = random_mask(rng, N, Tx)

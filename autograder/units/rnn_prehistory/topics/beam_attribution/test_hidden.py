@@ -155,8 +155,11 @@ def _shown(results) -> str:
 # and named only when it returns exactly the student's result (and the right search does not).
 def beam_variant(lm, eos, beam_width, max_len, alpha=0.0, fixed_budget=False, drops_live=False,
                  keeps_eos_live=False, one_step_short=False, final_raw=False, prune_ties_in_generation_order=False,
-                 final_ties_in_finishing_order=False, ties_larger_first=False, final_ties_larger_first=False):
-    """The beam search of beam_search's docstring, or with one known departure from it."""
+                 final_ties_in_finishing_order=False, ties_larger_first=False, final_ties_larger_first=False,
+                 per_parent=False, raw_scores=False):
+    """The beam search of beam_search's docstring, or with one known departure from it (per_parent:
+    the budget best continuations of each live hypothesis all kept; raw_scores: each result scored
+    by its raw log-probability cum, not cum / T**alpha)."""
     live, finished = [((), 0.0)], []
     for _step in range(max_len - 1 if one_step_short else max_len):
         budget = beam_width if fixed_budget else beam_width - len(finished)
@@ -164,6 +167,10 @@ def beam_variant(lm, eos, beam_width, max_len, alpha=0.0, fixed_budget=False, dr
             break
         candidates = [(tokens + (v,), cum + float(p)) for tokens, cum in live
                       for v, p in enumerate(lm((lm.bos,) + tokens))]
+        if per_parent:
+            candidates = [c for tokens, cum in live for c in sorted(
+                ((tokens + (v,), cum + float(p)) for v, p in enumerate(lm((lm.bos,) + tokens))),
+                key=lambda c: (-c[1], c[0]))[:budget]]
         if prune_ties_in_generation_order:
             candidates.sort(key=lambda c: -c[1])
         elif ties_larger_first:
@@ -171,11 +178,14 @@ def beam_variant(lm, eos, beam_width, max_len, alpha=0.0, fixed_budget=False, dr
         else:
             candidates.sort(key=lambda c: (-c[1], c[0]))
         live = []
-        for tokens, cum in candidates[:budget]:
+        for tokens, cum in candidates if per_parent else candidates[:budget]:
             (finished if tokens[-1] == eos and not keeps_eos_live else live).append((tokens, cum))
     results = finished if drops_live else finished + live
     results = [(tokens, cum / len(tokens) ** alpha if tokens else 0.0, cum) for tokens, cum in results]
-    if final_raw:
+    if raw_scores:
+        results = [(tokens, cum, cum) for tokens, _score, cum in results]
+        results.sort(key=lambda r: (-r[1], r[0]))
+    elif final_raw:
         results.sort(key=lambda r: (-r[2], r[0]))
     elif final_ties_in_finishing_order:
         results.sort(key=lambda r: -r[1])
@@ -209,6 +219,11 @@ BEAM_MISTAKES = (
     (dict(final_ties_larger_first=True), N_("your result matches putting the lexicographically larger token tuple "
                                             "first on a tie in the final ranking (a reversed sort of (score, "
                                             "tokens)): the smaller one goes first")),
+    (dict(per_parent=True), N_("your result matches keeping the budget best continuations of every live hypothesis: "
+                               "the budget best of all the candidates together are kept, so at most beam_width "
+                               "sequences come back")),
+    (dict(raw_scores=True), N_("your result matches scores that are the raw log-probability of each sequence: the "
+                               "score returned is sequence_score(tokens, alpha), cum / T**alpha")),
 )
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
+    diagnose,
     expect_array,
     expect_close,
     expect_not_mutated,
@@ -296,6 +297,18 @@ def test_dependency_matrix_and_first_leak(causality, rng):
     expect_leak(causality, np.array([[0.7]]), None, _("a 1 x 1 matrix (nothing above the diagonal)"))
 
 
+def readout_variant(states, tokens, n_train, current_token=False, fit_on_all=False) -> float:
+    """The readout error of the docstring with one known mistake, written here: current_token: the
+    target of position t is token t; fit_on_all: W fitted on every sequence, the held-out ones too."""
+    N, T, K = states.shape
+    features = np.concatenate([states[:, :-1], np.ones((N, T - 1, 1))], axis=2)
+    targets = np.eye(int(np.max(tokens)) + 1)[tokens[:, :-1] if current_token else tokens[:, 1:]]
+    fit = N if fit_on_all else n_train
+    W = np.linalg.lstsq(features[:fit].reshape(fit * (T - 1), K + 1), targets[:fit].reshape(fit * (T - 1), -1),
+                        rcond=None)[0]
+    return float(np.mean(np.sum((features[n_train:] @ W - targets[n_train:]) ** 2, axis=2)))
+
+
 def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report_extras):
     """Random tokens: the past says nothing about the next one, the bidirectional states do."""
     # Over 300 seeds the reference's ratio of the two errors is at most 0.67 (median 0.44).
@@ -308,8 +321,24 @@ def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report
     for name, features in (("birnn", states), ("rnn", states[:, :, :H])):
         what = _("next_token_readout_error on the {name} states").format(name=name)
         error = causality.next_token_readout_error(features, tokens, n_train)
+        want = reference.causality.next_token_readout_error(features, tokens, n_train)
+        # "mean over ... t = 1..T-1": the same squared errors summed over the T-1 positions instead
+        # are exactly (T-1) times the mean (the readout's fit does not depend on the reduction).
+        known = diagnose(error, want, [(_("your error matches the squared errors summed over the T-1 positions of each "
+                                          "sequence: the error is a mean over the held-out sequences AND over the "
+                                          "positions t = 1..T-1"), (T - 1) * want),
+                                       (_("your error matches position t predicting token t, the one it has just "
+                                          "read: the target of [y_t, 1] is onehot(token_{t+1}), tokens[:, 1:]"),
+                                        readout_variant(features, tokens, n_train, current_token=True)),
+                                       (_("your error matches a readout fitted on every sequence, the held-out ones "
+                                          "too: fit W on the first n_train sequences only"),
+                                        readout_variant(features, tokens, n_train, fit_on_all=True))],
+                         same=lambda a, b: np.isfinite(a) and abs(a - b) <= 1e-6 * max(abs(a) + abs(b), 1e-8))
+        if known:
+            raise CheckFailed(_("{what} is {error}, expected {expected}: {diagnosis}").format(
+                what=what, error=f"{float(error):.6g}", expected=f"{want:.6g}", diagnosis=known), "diagnosed")
         # least squares on well-conditioned features: any factorisation within ~1e-13; 1e-6 is far above
-        expect_close(error, reference.causality.next_token_readout_error(features, tokens, n_train), what, tol=1e-6,
+        expect_close(error, want, what, tol=1e-6,
                      hint=_("fit [y_t, 1] -> onehot(token t+1) on the first n_train sequences with np.linalg.lstsq "
                             "(positions 0..T-2), then the mean over the other sequences and positions of the "
                             "squared error summed over the V outputs"))

@@ -210,10 +210,11 @@ def gru_backward_variant(dnext_h, x, prev_h, Wx, Wh, b, candidate_misses_u=False
 
 
 def lstm_backward_variant(dnext_h, dnext_c, x, prev_h, prev_c, Wx, Wh, b, df="prev_c", output_path="full",
-                          ungated_cell=False, order=EXERCISE_ORDER):
+                          ungated_cell=False, order=EXERCISE_ORDER, do="tanh_c"):
     """The gradients (dx, dprev_h, dprev_c, dWx, dWh, db) of lstm_step's docstring, or with one
     known mistake: df = dc * next_c or dc alone ("next_c", "none"); the cell's gradient from
-    next_h left out or without o ("none", "no_o"); dprev_c = dc; gate gradients stacked in `order`."""
+    next_h left out or without o ("none", "no_o"); dprev_c = dc; gate gradients stacked in `order`;
+    do = dnext_h * next_c (do="next_c", the tanh left out)."""
     H = prev_h.shape[1]
     a = x @ Wx + prev_h @ Wh + b
     i, f, o, g = sigmoid(a[:, :H]), sigmoid(a[:, H:2 * H]), sigmoid(a[:, 2 * H:3 * H]), np.tanh(a[:, 3 * H:])
@@ -222,7 +223,7 @@ def lstm_backward_variant(dnext_h, dnext_c, x, prev_h, prev_c, Wx, Wh, b, df="pr
     through_h = {"full": dnext_h * o * (1 - tanh_c ** 2), "no_o": dnext_h * (1 - tanh_c ** 2), "none": 0}
     dc = dnext_c + through_h[output_path]
     parts = {"i": dc * g * i * (1 - i), "f": dc * {"prev_c": prev_c, "next_c": next_c, "none": 1}[df] * f * (1 - f),
-             "o": dnext_h * tanh_c * o * (1 - o), "g": dc * i * (1 - g ** 2)}
+             "o": dnext_h * (next_c if do == "next_c" else tanh_c) * o * (1 - o), "g": dc * i * (1 - g ** 2)}
     da = np.concatenate([parts[k] for k in order], axis=1)
     return da @ Wx.T, da @ Wh.T, dc if ungated_cell else dc * f, x.T @ da, prev_h.T @ da, da.sum(axis=0)
 
@@ -251,6 +252,8 @@ LSTM_BACKWARD_MISTAKES = (
                                  "forget gate, dprev_c = dc * f")),
     (dict(order=("i", "f", "g", "o")), N_("your gradients match the gate gradients stacked as i, f, g, o: stack them "
                                           "in the forward pass's order i, f, o, g")),
+    (dict(do="next_c"), N_("your gradients match do = dnext_h * next_c: next_h = o * tanh(next_c), so "
+                           "do = dnext_h * tanh(next_c)")),
 )
 
 
@@ -443,6 +446,14 @@ def test_lstm_forward_matches_reference(gru_lstm, reference, rng):
                             "and store h[:, t] after step t (h0 excluded)"))
 
 
+def last_cell(x, h0, Wx, Wh, b):
+    """c_T of the LSTM over the sequence (c0 = 0), probes stacked on a leading axis as stacked.lstm_forward."""
+    h, c = h0, np.zeros_like(h0)
+    for t in range(x.shape[-2]):
+        h, c = stacked.lstm_step(x[..., t, :], h, c, Wx, Wh, b)
+    return c
+
+
 def test_lstm_backward_matches_finite_differences(gru_lstm, rng):
     # and the edges: a batch of one, a sequence of one step
     for N, T, D, H, last_only in [(2, 3, 2, 3, False), (2, 3, 2, 2, True), (1, 3, 2, 3, False), (2, 1, 3, 2, False)]:
@@ -463,6 +474,17 @@ def test_lstm_backward_matches_finite_differences(gru_lstm, rng):
                              _("walk back from t = T-1 carrying dprev_h AND dprev_c; step t gets dh[:, t] + dprev_h; "
                                "the weight gradients add up over all steps"))
         except CheckFailed as failure:
+            # A cell gradient that starts at dh[:, T-1] instead of 0 is the exact gradient of a loss
+            # that also reads the last cell, sum(dh[:, T-1] * c_T): tested on these inputs first.
+            def reads_the_last_cell(*probes, dh=dh):
+                return losses(*probes) + np.sum(dh[:, -1] * last_cell(*probes), axis=(1, 2))
+
+            if safely(lambda grads=grads, args=args: same_gradients(
+                    grads, finite_differences_stacked(reads_the_last_cell, list(args), FD_STEP))):
+                raise CheckFailed(_("{failure}: your gradients match a cell gradient that starts at dh[:, T-1] at the "
+                                    "last step: nothing uses c_T, so the cell gradient arriving at t = T is zero "
+                                    "(dprev_c = np.zeros((N, H)) before the loop)").format(failure=failure),
+                                  "diagnosed") from None
             known = safely(lambda h=h, args=args: recognise_lstm_sequence(h, args))
             raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
                 failure=failure, known=known) if known else str(failure)) from None
