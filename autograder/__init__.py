@@ -5,8 +5,9 @@ Layout, in layers (each imports only those below it; pyproject.toml's import con
   importing another;
 - `pipeline.py`: one submission, worker image -> grading -> the unit's artefacts -> reports;
 - `reports/`: one writer per report format, and the sanitisers for student text;
-- `grading/`: the pytest plugin that observes outcomes, the rubric, scoring, the run;
-  `unit/`: what a unit is (`model`: the manifest's schema, topics, limits) and `load`;
+- `grading/`: the pytest plugin that observes outcomes, scoring, the run;
+- `unit/`: what a unit is and what is read from its folder (`model`: the manifest's schema,
+  topics, limits; `rubric`, `oral_exam`) and `load`;
 - `isolation/`: the worker process (the only one that runs student code), the grader's
   side of it (`sandbox`), and the plain-data wire format between them;
 - `intake/`: what comes from outside, read without trusting it (no-follow reads, the

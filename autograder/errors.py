@@ -2,7 +2,7 @@
 broken unit folder, rubric or suite, a command line that names nothing to do), never the
 student's. Every command catches `GraderError` and exits with status 2 (a batch writes the
 row `grader_error`); its kinds keep their names where they are raised:
-`autograder.unit.model.UnitError`, `autograder.grading.rubric.RubricError`.
+`autograder.unit.model.UnitError`, `autograder.unit.rubric.RubricError`.
 
 This module imports nothing: every layer of the engine may raise these.
 """

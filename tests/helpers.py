@@ -17,8 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from autograder.grading.rubric import SafeLoader
 from autograder.unit.load import load_unit
+from autograder.unit.rubric import SafeLoader
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "rnn_prehistory"

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from autograder import i18n
 from autograder.errors import GraderError
-from autograder.grading.oral_exam import readiness
 from autograder.grading.score import GradeResult, score_topic
 from autograder.grading.seed import submission_seed
 from autograder.grading.todo import unfinished
 from autograder.unit.model import Unit, register_package
+from autograder.unit.oral_exam import readiness
 from autograder.version import grader_version
 
 if TYPE_CHECKING:          # imported when grading starts: the worker image starts before numpy loads here

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from autograder.errors import GraderError
-from autograder.grading.rubric import RubricTopic
 from autograder.i18n import N_, _
+from autograder.unit.rubric import RubricTopic
 
 SCHEMA = "autograder.score/v1"
 STATUSES = ("graded", "not_implemented", "error", "timeout", "crashed")
@@ -119,7 +119,7 @@ class GradeResult:
     extras: dict = field(default_factory=dict)        # data the suites left for the unit's artefacts
     sandbox_info: dict = field(default_factory=dict)  # what isolation the worker applied
     tampered: list[str] | None = None   # protected files that differ from the instructor's copy (None: not checked)
-    oral_exam: list[dict] = field(default_factory=list)   # grading/oral_exam.readiness, when the unit has questions
+    oral_exam: list[dict] = field(default_factory=list)   # unit/oral_exam.readiness, when the unit has questions
     oral_exam_title: str = "Oral-exam readiness"
     lang: str = "en"              # the language of messages, hints and reports
     grader_version: str = ""      # autograder/version.py: what a rerun compares before regrading

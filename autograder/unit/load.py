@@ -20,8 +20,6 @@ from pathlib import Path
 
 import yaml
 
-from autograder.grading.oral_exam import load as load_oral_exam
-from autograder.grading.rubric import SafeLoader, load_rubric
 from autograder.unit.model import (
     FUNCTION_KEYS,
     MANIFEST,
@@ -35,6 +33,8 @@ from autograder.unit.model import (
     Unit,
     UnitError,
 )
+from autograder.unit.oral_exam import load as load_oral_exam
+from autograder.unit.rubric import SafeLoader, load_rubric
 
 UNITS = Path(__file__).resolve().parents[1] / "units"
 

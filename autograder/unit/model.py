@@ -11,8 +11,8 @@ from pathlib import Path, PurePosixPath
 
 from autograder import units
 from autograder.errors import GraderError
-from autograder.grading.oral_exam import OralExam
-from autograder.grading.rubric import Rubric
+from autograder.unit.oral_exam import OralExam
+from autograder.unit.rubric import Rubric
 
 MANIFEST = "unit.yaml"
 TOPICS = "topics"          # one folder per topic: TOPICS/<topic id>/

@@ -9,7 +9,7 @@ import sys
 import pytest
 from helpers import REPO, UNIT
 
-from autograder.grading import rubric as rubric_mod
+from autograder.unit import rubric as rubric_mod
 
 
 def defined_tests(path):

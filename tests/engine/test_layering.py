@@ -66,8 +66,8 @@ def test_the_grader_could_not_run_is_one_family():
     import ast
 
     from autograder.errors import GraderError
-    from autograder.grading.rubric import RubricError
     from autograder.unit.model import UnitError
+    from autograder.unit.rubric import RubricError
 
     assert issubclass(UnitError, GraderError) and issubclass(RubricError, GraderError)
     assert issubclass(UnitError, ValueError) and issubclass(RubricError, ValueError)   # as they were

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from helpers import UNIT, grade, make_submission
 
-from autograder.grading.oral_exam import readiness
 from autograder.grading.score import TestOutcome, TopicResult
 from autograder.unit.load import load_unit
 from autograder.unit.model import UnitError
+from autograder.unit.oral_exam import readiness
 
 
 def _results(failing=(), topics=None):

@@ -40,9 +40,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from autograder.grading.rubric import SafeLoader
 from autograder.i18n import N_, _
 from autograder.reports.files import atomic_write
+from autograder.unit.rubric import SafeLoader
 from autograder.units.rnn_prehistory.fault_figure import render_fault_plot
 from autograder.units.rnn_prehistory.lab import record as lab_record
 from autograder.units.rnn_prehistory.lab.record import LabRecord

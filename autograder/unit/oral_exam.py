@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from autograder.grading.rubric import SafeLoader
+from autograder.unit.rubric import SafeLoader
 
 READY, NOT_YET, NOT_GRADED, NO_EXERCISE = "ready", "not yet", "not graded", "no exercise"
 
