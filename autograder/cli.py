@@ -1,5 +1,6 @@
 """Command line: `python -m autograder grade [DIR]`, `batch ROOT`, `merge SHARD_DIR...`,
-`pr CHECKOUT` (CI), `export DIR` (LMS files), `gradescope` (Gradescope's run_autograder) and `new-unit NAME`.
+`pr CHECKOUT` (CI), `export DIR` (LMS files), `gradescope` (Gradescope's run_autograder),
+`new-unit NAME` and `build [UNIT]` (the derived files).
 
 Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
 The assignment is a unit folder (`--assignment NAME|PATH`); with one unit installed it
@@ -24,7 +25,7 @@ from autograder.reports.text import terminal
 # The verb table: verb -> module of autograder.commands whose `run(args)` carries it out.
 # Only the chosen verb's module is imported (a `grade` never loads batch's or pr's code).
 COMMANDS = {"grade": "grade", "batch": "batch", "pr": "pr", "merge": "merge", "gradescope": "gradescope",
-            "new-unit": "new_unit", "export": "export"}
+            "new-unit": "new_unit", "export": "export", "build": "build"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -125,6 +126,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="the unit to grade (default: the only one installed)")
     s.add_argument("--lang", choices=["en", "zh"], default=None,
                    help="language of messages and hints (default: from the locale)")
+
+    d = sub.add_parser("build", help="write everything derived from the topic folders and the solutions: catalogues, "
+                                     "stubs, notebooks, the README's and AUTHORING's tables")
+    d.add_argument("unit", nargs="?", default=None, metavar="UNIT",
+                   help="a unit's name or folder (default: every unit of this repository, and its own files)")
+    d.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 naming each stale file and the command that fixes it")
+    d.add_argument("--force", action="store_true",
+                   help="overwrite stubs edited since they were generated (a .bak copy of each is kept)")
 
     n = sub.add_parser("new-unit", help="scaffold a one-topic unit that grades out of the box")
     n.add_argument("name", help="the unit's id (a Python identifier)")

@@ -56,7 +56,7 @@ MANIFEST_KEYS = {
     "title": "the unit's title, in reports",
     "reference": "folder of the reference solution, relative to the unit (default `reference`)",
     "public_tests": "folder of the public tests (default `public`)",
-    "stubs": "where students find the stubs in their checkout; named in messages, and where `make stubs` writes",
+    "stubs": "where students find the stubs in their checkout; named in messages, and where `build` writes (relative to the checkout)",
     "signals_title": "heading of the report section for the booleans suites record in `signals`",
     "helpers": "modules of the unit loaded into every worker (objects passed to student functions)",
     "hidden_helpers": "modules of the unit loaded into the worker only when hidden suites run",
@@ -75,7 +75,7 @@ TOPIC_KEYS = {
     "order": "the topic's place in reports (topics are sorted by it, then by id)",
     "module": "the student's file without `.py` (default: the topic's id)",
     "summary": "what the topic asks, one line: its row of the README's table of topics "
-               "(scripts/make_readme_table.py)",
+               "(`python -m autograder build`)",
     "functions": "the functions graded, each `{}` or `{keep: [i, ...]}`: the indices of returned "
                  "tuple elements that stay in the worker (caches the grader never decodes)",
 }
