@@ -87,7 +87,7 @@ def _add_unit(plan: Plan, unit: Unit) -> None:
     plan.files.update({folder / name: text for name, text in expected.items()})
     plan.files[folder / stubs.RECORD] = json.dumps({n: stubs._digest(t) for n, t in expected.items()},
                                                    indent=1, sort_keys=True) + "\n"
-    plan.extra += [f"stub without a solution: {_shown(p)} (remove it, or add its solution)"
+    plan.extra += [f"stub without a solution: {shown(p)} (remove it, or add its solution)"
                    for p in sorted(folder.glob("*.py")) if p.name not in expected]
     course = course_folder(unit)
     plan.files.update({course / rel: text for rel, text in notebooks.expected_course(unit, translate, expected).items()})
@@ -120,7 +120,7 @@ def plan(units: list[Unit] | None = None) -> Plan:
     return out
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
     return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
@@ -137,7 +137,7 @@ def build(units: list[Unit] | None = None, check: bool = False, force: bool = Fa
     todo = stale(p)
     if check:
         for path in todo:
-            say(f"stale: {_shown(path)} (run `{FIX}`)")
+            say(f"stale: {shown(path)} (run `{FIX}`)")
         for problem in p.extra:
             say(problem)
         return 1 if todo or p.extra else 0
@@ -145,19 +145,19 @@ def build(units: list[Unit] | None = None, check: bool = False, force: bool = Fa
               for name in stubs.edited_stubs(folder, expected)]
     if edited and not force:
         say(f"build: not overwriting {len(edited)} stub(s) edited since they were generated (someone's work?): "
-            f"{', '.join(map(_shown, edited))}. Nothing was written. Run `{FIX} --force` to overwrite them; "
+            f"{', '.join(map(shown, edited))}. Nothing was written. Run `{FIX} --force` to overwrite them; "
             "a .bak copy of each is kept.")
         return 1
     for path in edited:
         backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
         backup.write_bytes(path.read_bytes())
-        say(f"kept your version of {_shown(path)} as {backup.name}")
+        say(f"kept your version of {shown(path)} as {backup.name}")
     for path in todo:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(p.files[path], encoding="utf-8")
-        say(f"wrote {_shown(path)}")
+        say(f"wrote {shown(path)}")
     for po, missing in p.untranslated.items():
-        say(f"{_shown(po)}: {len(missing)} text(s) to translate (fill their msgstr lines, then run `{FIX}` "
+        say(f"{shown(po)}: {len(missing)} text(s) to translate (fill their msgstr lines, then run `{FIX}` "
             f"again: the stubs and notebooks show the Chinese), e.g. {missing[0]!r}")
     if not todo:
         say("build: every derived file is up to date")
