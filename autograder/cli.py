@@ -1,6 +1,6 @@
 """Command line: `python -m autograder grade [DIR]`, `batch ROOT`, `merge SHARD_DIR...`,
 `pr CHECKOUT` (CI), `export DIR` (LMS files), `gradescope` (Gradescope's run_autograder),
-`new-unit NAME`, `build [UNIT]` (the derived files) and `check UNIT` (a unit's own checks).
+`new-unit NAME`, `new-topic UNIT NAME`, `build [UNIT]` (the derived files) and `check UNIT` (a unit's own checks).
 
 Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
 The assignment is a unit folder (`--assignment NAME|PATH`); with one unit installed it
@@ -26,7 +26,7 @@ from autograder.reports.text import terminal
 # Only the chosen verb's module is imported (a `grade` never loads batch's or pr's code).
 COMMANDS = {"grade": "grade", "batch": "batch", "pr": "pr", "merge": "merge", "gradescope": "gradescope",
             "new-unit": "new_unit", "export": "export", "build": "build",
-            "check": "check"}
+            "check": "check", "new-topic": "new_topic"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -142,6 +142,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("unit", metavar="UNIT", help="a unit's name or folder")
     c.add_argument("--no-grading", action="store_true", help="skip grading the kill matrix (the static checks only)")
     c.add_argument("--jobs", type=int, default=2, help="processes grading the kill matrix (default: 2)")
+
+    t = sub.add_parser("new-topic", help="add a topic to a unit with every file a topic needs, then build the unit")
+    t.add_argument("unit", metavar="UNIT", help="the unit's name or folder")
+    t.add_argument("name", help="the topic's id (a Python identifier): its folder's name")
+    t.add_argument("--module", default=None, help="the student's module, without .py (default: the topic's id)")
 
     n = sub.add_parser("new-unit", help="scaffold a one-topic unit that grades out of the box")
     n.add_argument("name", help="the unit's id (a Python identifier)")

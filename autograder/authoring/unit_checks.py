@@ -60,7 +60,7 @@ def matrix_problems(unit: Unit, matrix: dict[str, dict]) -> list[str]:
         mutants, alternatives = spec.get("mutants") or [], spec.get("alternatives") or []
         if len(mutants) < MIN_MUTANTS or len(alternatives) < MIN_ALTERNATIVES:
             problems.append(f"{where}: {len(mutants)} mutant(s) and {len(alternatives)} alternative(s); {RULE_MATRIX}")
-        if spec and spec.get("topic") != topic:
+        if spec.get("topic", topic) != topic:
             problems.append(f"{where}: `topic: {spec.get('topic')}` is not the folder's topic {topic}")
         module = unit.dirs["reference"] / f"{unit.topic(topic).module}.py"
         source = module.read_text(encoding="utf-8") if module.is_file() else ""

@@ -74,6 +74,7 @@ MANIFEST_KEYS = {
 TOPIC_KEYS = {
     "order": "the topic's place in reports (topics are sorted by it, then by id)",
     "module": "the student's file without `.py` (default: the topic's id)",
+    "title": "the topic's title, in reports and its notebook (or `title` in rubric.yaml; default: the id)",
     "summary": "what the topic asks, one line: its row of the README's table of topics "
                "(`python -m autograder build`)",
     "functions": "the functions graded, each `{}` or `{keep: [i, ...]}`: the indices of returned "
@@ -89,6 +90,7 @@ class Topic:
     functions: dict[str, tuple[int, ...]] = field(default_factory=dict)   # name -> kept outputs
     folder: Path | None = None                    # topics/<id>/ of the unit
     summary: str = ""                             # one line, for the README's table of topics
+    title: str = ""                               # topic.yaml's title ("": the rubric's)
 
 
 @dataclass(frozen=True)
