@@ -15,7 +15,7 @@ SUBMISSION ?= assignments/$(ASSIGNMENT)
 OUT ?= reports
 GRADE_ARGS ?=
 
-.PHONY: grade test sweep lint stubs literals bench release clean help venv i18n catalogues nbgrader durations procedure
+.PHONY: grade test sweep lint build stubs literals bench release clean help venv i18n catalogues nbgrader durations procedure
 .DEFAULT_GOAL := help
 
 help:
@@ -23,7 +23,8 @@ help:
 	@echo "make test     the repository's tests (engine, content, outside oracles) on TEST_JOBS processes (cores + 1), and make lint beside them"
 	@echo "make lint     ruff, mypy and the import contracts (lint-imports)"
 	@echo "make sweep    the long sweeps: every seed of the fault lab's pool, the kill matrix under ten seeds, each delivery path's scenarios, the nbgrader round trip, a class of 40 regraded, every containment attack (as root too)"
-	@echo "make stubs    regenerate assignments/ from solutions/"
+	@echo "make build    everything derived, in order: catalogues, stubs, notebooks, README and AUTHORING tables (python -m autograder build; make stubs, nbgrader and i18n are this one)"
+	@echo "make stubs    regenerate assignments/ from solutions/ (make build)"
 	@echo "make literals write the public tests' expected values, computed by PyTorch from their inputs"
 	@echo "make nbgrader regenerate the nbgrader course in course/"
 	@echo "make i18n     merge new student-facing text into the translation catalogues"
@@ -85,21 +86,18 @@ lint: $(VENV)/.installed-dev
 sweep: $(VENV)/.installed-dev catalogues
 	$(CACHED) $(PY) -m pytest tests autograder/units -q -n $(SWEEP_JOBS) -m sweep
 
-# Merge the student-facing text of the code into the catalogues (then translate what is new).
-i18n: $(VENV)/.installed-base
-	$(PY) scripts/i18n.py
-
-# The nbgrader course (course/): one notebook per topic, from the solutions and the rubric.
-nbgrader: $(VENV)/.installed-base
-	$(PY) scripts/make_nbgrader.py
+# Everything derived from the topic folders and the solutions, in the order they depend on each
+# other: the catalogues (merged without churn: translate what is new, then build again), the
+# stubs and the nbgrader course (which embed the translations), the README's and AUTHORING's
+# tables. `python -m autograder build --check` says what is stale (the tests run it).
+build: $(VENV)/.installed-base
+	$(PY) -m autograder build
+i18n stubs nbgrader: build
 
 # The figures of the lab's procedure on every seed of its pool, which the hidden suite reads
 # instead of computing them in every grading (lab/procedure_table.py).
 procedure: $(VENV)/.installed-base
 	$(PY) -m autograder.units.rnn_prehistory.lab.procedure_table
-
-stubs: $(VENV)/.installed-base
-	$(PY) scripts/make_stubs.py --assignment $(ASSIGNMENT)
 
 # The public tests' blocks of expected values (PyTorch is a dev extra; a test fails on drift).
 literals: $(VENV)/.installed-dev

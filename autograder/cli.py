@@ -1,5 +1,6 @@
 """Command line: `python -m autograder grade [DIR]`, `batch ROOT`, `merge SHARD_DIR...`,
-`pr CHECKOUT` (CI), `export DIR` (LMS files), `gradescope` (Gradescope's run_autograder) and `new-unit NAME`.
+`pr CHECKOUT` (CI), `export DIR` (LMS files), `gradescope` (Gradescope's run_autograder),
+`new-unit NAME`, `new-topic UNIT NAME`, `build [UNIT]` (the derived files) and `check UNIT` (a unit's own checks).
 
 Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
 The assignment is a unit folder (`--assignment NAME|PATH`); with one unit installed it
@@ -24,7 +25,8 @@ from autograder.reports.text import terminal
 # The verb table: verb -> module of autograder.commands whose `run(args)` carries it out.
 # Only the chosen verb's module is imported (a `grade` never loads batch's or pr's code).
 COMMANDS = {"grade": "grade", "batch": "batch", "pr": "pr", "merge": "merge", "gradescope": "gradescope",
-            "new-unit": "new_unit", "export": "export"}
+            "new-unit": "new_unit", "export": "export", "build": "build",
+            "check": "check", "new-topic": "new_topic"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -125,6 +127,26 @@ def _parser() -> argparse.ArgumentParser:
                    help="the unit to grade (default: the only one installed)")
     s.add_argument("--lang", choices=["en", "zh"], default=None,
                    help="language of messages and hints (default: from the locale)")
+
+    d = sub.add_parser("build", help="write everything derived from the topic folders and the solutions: catalogues, "
+                                     "stubs, notebooks, the README's and AUTHORING's tables")
+    d.add_argument("unit", nargs="?", default=None, metavar="UNIT",
+                   help="a unit's name or folder (default: every unit of this repository, and its own files)")
+    d.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 naming each stale file and the command that fixes it")
+    d.add_argument("--force", action="store_true",
+                   help="overwrite stubs edited since they were generated (a .bak copy of each is kept)")
+
+    c = sub.add_parser("check", help="the checks every unit gets: kill matrix, clause tables, translations, "
+                                     "no stale derived file")
+    c.add_argument("unit", metavar="UNIT", help="a unit's name or folder")
+    c.add_argument("--no-grading", action="store_true", help="skip grading the kill matrix (the static checks only)")
+    c.add_argument("--jobs", type=int, default=2, help="processes grading the kill matrix (default: 2)")
+
+    t = sub.add_parser("new-topic", help="add a topic to a unit with every file a topic needs, then build the unit")
+    t.add_argument("unit", metavar="UNIT", help="the unit's name or folder")
+    t.add_argument("name", help="the topic's id (a Python identifier): its folder's name")
+    t.add_argument("--module", default=None, help="the student's module, without .py (default: the topic's id)")
 
     n = sub.add_parser("new-unit", help="scaffold a one-topic unit that grades out of the box")
     n.add_argument("name", help="the unit's id (a Python identifier)")

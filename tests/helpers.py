@@ -16,10 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
+from autograder.authoring import unit_checks
 from autograder.unit.load import load_unit
-from autograder.unit.rubric import SafeLoader
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "rnn_prehistory"
@@ -68,10 +66,9 @@ def make_submission(folder: Path, base: Path = SOLUTIONS, replace: dict | None =
     return folder
 
 
-# libyaml's parser where PyYAML has it, as the engine: the kill matrix's files take ~0.2 s of CPU
-# in pure Python (0.02 s with libyaml), in every process of a run.
-MATRIX = {p.parent.name: yaml.load(p.read_text(), Loader=SafeLoader)
-          for p in sorted(UNIT.dirs["topics"].glob("*/mutants.yaml"))}
+# Read with libyaml's parser where PyYAML has it (as the engine): the kill matrix's files take
+# ~0.2 s of CPU in pure Python (0.02 s with libyaml), in every process of a run.
+MATRIX = unit_checks.load_matrix(UNIT)      # what `python -m autograder check` reads, for any unit
 # While one works on a few topics: KILL_MATRIX_TOPICS=bleu,attention grades only their cases
 # (the kill matrix's tests then cover those topics only; CI never sets it).
 KILL_MATRIX_TOPICS = [t for t in os.environ.get("KILL_MATRIX_TOPICS", "").split(",") if t] or list(MATRIX)

@@ -15,7 +15,7 @@ the worker all import it by one name.
 from __future__ import annotations
 
 import difflib
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import yaml
@@ -34,7 +34,7 @@ from autograder.unit.model import (
     UnitError,
 )
 from autograder.unit.oral_exam import load as load_oral_exam
-from autograder.unit.rubric import SafeLoader, load_rubric
+from autograder.unit.rubric import Rubric, SafeLoader, load_rubric
 
 UNITS = Path(__file__).resolve().parents[1] / "units"
 
@@ -107,10 +107,20 @@ def load_topics(folder: Path, where: str) -> list[Topic]:
         except (TypeError, ValueError, AttributeError) as exc:
             raise UnitError(f"{here}: malformed ({exc!r})") from None
         entries.append((order, tid, Topic(tid, str(data.get("module", tid)), functions, manifest.parent,
-                                          str(data.get("summary", "")))))
+                                          str(data.get("summary", "")), str(data.get("title", "")))))
     if not entries:
         raise UnitError(f"{where}: no topics (each is a folder holding {TOPIC_MANIFEST})")
     return [topic for _order, _tid, topic in sorted(entries, key=lambda e: e[:2])]
+
+
+def _titled(rubric: Rubric, topics: list[Topic]) -> Rubric:
+    """The rubric with each topic's title from its topic.yaml, where that holds one (the title is
+    written in one place: topic.yaml beside the summary, or rubric.yaml, never both)."""
+    titles = {t.id: t.title for t in topics if t.title}
+    for rt in rubric.topics:
+        if rt.id in titles and rt.title not in (rt.id, titles[rt.id]):
+            raise UnitError(f"{TOPICS}/{rt.id}: a title in both {TOPIC_MANIFEST} and {TOPIC_RUBRIC}: keep one")
+    return replace(rubric, topics=tuple(replace(rt, title=titles.get(rt.id, rt.title)) for rt in rubric.topics))
 
 
 def load_unit(name_or_path: str | Path | None = None) -> Unit:
@@ -132,7 +142,7 @@ def load_unit(name_or_path: str | Path | None = None) -> Unit:
         limits = Limits(**limits_data)
     except TypeError as exc:
         raise UnitError(f"{where}: limits: {exc}") from None
-    rubric = load_rubric({t.id: path / TOPICS / t.id / TOPIC_RUBRIC for t in topics}, unit=name)
+    rubric = _titled(load_rubric({t.id: path / TOPICS / t.id / TOPIC_RUBRIC for t in topics}, unit=name), topics)
     exam = None
     if data.get("oral_exam"):
         try:

@@ -56,7 +56,7 @@ MANIFEST_KEYS = {
     "title": "the unit's title, in reports",
     "reference": "folder of the reference solution, relative to the unit (default `reference`)",
     "public_tests": "folder of the public tests (default `public`)",
-    "stubs": "where students find the stubs in their checkout; named in messages, and where `make stubs` writes",
+    "stubs": "where students find the stubs in their checkout; named in messages, and where `build` writes (relative to the checkout)",
     "signals_title": "heading of the report section for the booleans suites record in `signals`",
     "helpers": "modules of the unit loaded into every worker (objects passed to student functions)",
     "hidden_helpers": "modules of the unit loaded into the worker only when hidden suites run",
@@ -74,8 +74,9 @@ MANIFEST_KEYS = {
 TOPIC_KEYS = {
     "order": "the topic's place in reports (topics are sorted by it, then by id)",
     "module": "the student's file without `.py` (default: the topic's id)",
+    "title": "the topic's title, in reports and its notebook (or `title` in rubric.yaml; default: the id)",
     "summary": "what the topic asks, one line: its row of the README's table of topics "
-               "(scripts/make_readme_table.py)",
+               "(`python -m autograder build`)",
     "functions": "the functions graded, each `{}` or `{keep: [i, ...]}`: the indices of returned "
                  "tuple elements that stay in the worker (caches the grader never decodes)",
 }
@@ -89,6 +90,7 @@ class Topic:
     functions: dict[str, tuple[int, ...]] = field(default_factory=dict)   # name -> kept outputs
     folder: Path | None = None                    # topics/<id>/ of the unit
     summary: str = ""                             # one line, for the README's table of topics
+    title: str = ""                               # topic.yaml's title ("": the rubric's)
 
 
 @dataclass(frozen=True)

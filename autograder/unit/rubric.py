@@ -65,7 +65,7 @@ class Rubric:
 
 
 def _topic(data: dict, source: Path, known: list[str]) -> RubricTopic:
-    tid = data.get("topic")
+    tid = data.get("topic", known[0] if len(known) == 1 else None)   # default: the folder's topic
     where = f"{source.parent.name}/{source.name}"        # rubric.yaml alone would not say which topic
     if tid not in known:
         raise RubricError(f"{where}: unknown topic {tid!r} (known: {', '.join(known)})")

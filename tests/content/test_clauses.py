@@ -20,40 +20,31 @@ from __future__ import annotations
 import pytest
 from helpers import MATRIX, UNIT
 
-KINDS = {"input", "output", "shape", "dtype", "mutation", "identity", "warning", "tie", "error"}
+from autograder.authoring import unit_checks
+
 TOPICS = sorted(MATRIX)
 
 
 @pytest.mark.parametrize("topic", TOPICS)
-def test_every_function_has_a_clause_table(topic):
-    clauses = MATRIX[topic].get("clauses") or []
-    functions = set(UNIT.topic(topic).functions)
-    covered = {c.get("function") for c in clauses}
-    assert functions <= covered, f"{topic}: no clause for {sorted(functions - covered)}"
-    assert covered <= functions, f"{topic}: clauses of unknown functions {sorted(covered - functions)}"
+def test_every_clause_has_a_test_and_a_mutant_it_catches_and_every_mutant_one_clause(topic):
+    """The rules of `python -m autograder check` (autograder/authoring/unit_checks.py), which
+    every unit gets: a clause for every function, a kind, a test of the rubric and mutants
+    among whose killers the test is, and every mutant in exactly one clause."""
+    assert unit_checks.clause_problems(UNIT, {topic: MATRIX[topic]}) == []
 
 
-@pytest.mark.parametrize("topic", TOPICS)
-def test_every_clause_has_a_test_and_a_mutant_it_catches(topic):
-    tests = {t.id for t in UNIT.rubric.topic(topic).tests}
-    mutants = {m["name"]: m for m in MATRIX[topic]["mutants"]}
-    for c in MATRIX[topic].get("clauses") or []:
-        where = f"{topic}: {c.get('function')}: {c.get('clause')!r}"
-        assert c.get("clause") and c.get("kind") in KINDS, f"{where}: a clause needs its text and a kind of {KINDS}"
-        assert c.get("test") in tests, f"{where}: no test checks it (test {c.get('test')!r} is not in the rubric)"
-        assert c.get("mutants"), f"{where}: no mutant breaks it"
-        for name in c["mutants"]:
-            assert name in mutants, f"{where}: unknown mutant {name}"
-            assert c["test"] in mutants[name]["killed_by"], f"{where}: {c['test']} is not among {name}'s killers"
-
-
-@pytest.mark.parametrize("topic", TOPICS)
-def test_every_mutant_breaks_exactly_one_clause(topic):
-    claimed = [name for c in MATRIX[topic].get("clauses") or [] for name in c.get("mutants") or []]
-    twice = sorted({name for name in claimed if claimed.count(name) > 1})
-    unclaimed = sorted({m["name"] for m in MATRIX[topic]["mutants"]} - set(claimed))
-    assert not twice, f"{topic}: mutants claimed by two clauses: {twice}"
-    assert not unclaimed, f"{topic}: mutants that break no clause of the table: {unclaimed}"
+def test_the_clause_rules_fail_on_a_broken_table():
+    topic = TOPICS[0]
+    spec = MATRIX[topic]
+    mutant = spec["mutants"][0]["name"]
+    broken = {**spec, "clauses": [{**c, "mutants": [*c["mutants"], mutant]} if i == 1 else c
+                                  for i, c in enumerate(spec["clauses"])]}
+    assert any("claimed by two clauses" in p for p in unit_checks.clause_problems(UNIT, {topic: broken}))
+    unclaimed = {**spec, "clauses": [{**c, "mutants": [m for m in c["mutants"] if m != mutant]}
+                                     for c in spec["clauses"]]}
+    assert any("break no clause" in p or "no mutant breaks it" in p
+               for p in unit_checks.clause_problems(UNIT, {topic: unclaimed}))
+    assert any("no clause for" in p for p in unit_checks.clause_problems(UNIT, {topic: {**spec, "clauses": []}}))
 
 
 @pytest.mark.parametrize("topic", TOPICS)

@@ -15,7 +15,8 @@ ENGINE = REPO / "autograder"
 
 
 def scaffold(root: Path) -> Path:
-    """The unit `python -m autograder new-unit` writes: the smallest complete example."""
+    """The unit `python -m autograder new-unit` writes: the smallest complete example, laid out as
+    the shipped unit (root/tiny_unit, root/solutions/tiny_unit, root/assignments/tiny_unit)."""
     proc = subprocess.run([sys.executable, "-m", "autograder", "new-unit", "tiny_unit", "--dest", str(root)],
                           capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
@@ -61,10 +62,10 @@ def test_the_engine_never_names_a_unit():
 
 def test_the_scaffold_grades_its_reference_fully_and_its_stub_as_unwritten(tmp_path):
     unit = scaffold(tmp_path)
-    proc, score = grade(unit / "reference", tmp_path / "out-ref", "--assignment", unit)
+    proc, score = grade(tmp_path / "solutions" / "tiny_unit", tmp_path / "out-ref", "--assignment", unit)
     assert proc.returncode == 0, proc.stderr
     assert score["earned"] == score["possible"] == 3.0
-    proc, score = grade(unit / "stubs", tmp_path / "out-stub", "--assignment", unit)
+    proc, score = grade(tmp_path / "assignments" / "tiny_unit", tmp_path / "out-stub", "--assignment", unit)
     assert proc.returncode == 0, proc.stderr
     assert score["earned"] == 0 and score["topics"][0]["status"] == "not_implemented"
 
