@@ -169,12 +169,13 @@ def test_chinese_messages_are_drawn_with_a_font_that_has_their_glyphs(monkeypatc
     chinese = [text for _p, _i, text in drawn if "梯度" in text]
     escaped = [text for _p, _i, text in drawn if "<U+68AF" in text]
     assert chinese or escaped, "the message was drawn neither in Chinese nor escaped"
-    if any(raster.CJK_FONT_NAMES.search(path.lower()) for path in raster.fallback_fonts()):
-        assert chinese and not escaped, "a CJK font is installed: the Chinese is drawn with it"
+    assert raster.fallback_fonts()[0][0].endswith("NotoSansCJK-Regular.ttc"), "the package's CJK font comes first"
+    assert chinese and not escaped, "the package installs a CJK font: the Chinese is drawn with it"
 
 
 def test_without_a_font_for_them_chinese_characters_are_written_as_code_points(monkeypatch):
     monkeypatch.setattr(raster, "FONT_DIRS", ())
+    monkeypatch.setattr(raster, "SHIPPED_FONTS", ())
     caches = (raster.fallback_fonts, raster.face_for, raster.font)
     for cached in caches:
         cached.cache_clear()
@@ -210,3 +211,37 @@ def test_a_zh_grading_of_the_stubs_draws_its_chinese_messages_without_boxes(tmp_
         face, shown = raster.face_for(note)
         path, index = face or (raster._font_file(False), 0)
         assert not _notdef_glyphs(path, index, shown), (path, shown)
+
+
+def _texts_outside_the_image(monkeypatch) -> tuple[list, list]:
+    """Record, where Pillow draws it, each text's box and the image it is drawn on: (drawn, outside)."""
+    from PIL import ImageDraw
+
+    drawn, outside = [], []
+    draw_text = ImageDraw.ImageDraw.multiline_text
+
+    def recording(self, xy, text, fill=None, font=None, *args, **kwargs):
+        spacing = kwargs.get("spacing", args[1] if len(args) > 1 else 4)
+        left, top, right, bottom = self.multiline_textbbox(xy, text, font=font, spacing=spacing)
+        width, height = self.im.size
+        drawn.append(text)
+        if left < 0 or top < 0 or right > width or bottom > height:
+            outside.append((text, (left, top, right, bottom), (width, height)))
+        return draw_text(self, xy, text, fill, font, *args, **kwargs)
+    monkeypatch.setattr(ImageDraw.ImageDraw, "multiline_text", recording)
+    return drawn, outside
+
+
+def test_no_text_of_a_stub_grading_runs_off_the_figure(tmp_path, monkeypatch):
+    """The stubs' figure (the longest title: no stars, every experiment on the grader's own
+    primitives, the reason under it), in English and in Chinese: every text lies inside the image,
+    measured with the font it is drawn with (a title wider than the figure was cut at its edge)."""
+    from helpers import STUBS, grade, make_submission
+
+    submission = make_submission(tmp_path / "sub", base=STUBS)
+    for language in ("en", "zh"):
+        drawn, outside = _texts_outside_the_image(monkeypatch)
+        proc, _score = grade(submission, tmp_path / language, "--topic", "fault_injection", "--lang", language)
+        assert proc.returncode == 0, proc.stderr
+        assert any(text.startswith("Fault-injection lab") for text in drawn), drawn
+        assert not outside, (language, outside)

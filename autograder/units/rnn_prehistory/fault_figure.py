@@ -562,9 +562,12 @@ def draw_fault_figure(lab: LabRecord):
         lines += (f" (the grader's own primitives in {', '.join(own)}: yours raised)." if own else ".")
     else:
         lines = "No lines: the grader runs the experiments with the hidden tests."
-    fig.suptitle(f"Fault-injection lab: {count}.   {lines}   {stars}" + (f"\n{why}" if why else ""), fontsize=10,
-                 x=0.005, ha="left", y=0.995)
-    extra = why.count("\n") + 1 if why else 0       # the lines the title takes beyond its first
+    head = f"Fault-injection lab: {count}.   {lines}   {stars}"
+    if _columns(printable(head)) > WHY_COLUMNS:       # as wide as the figure: the stars on a line of their own
+        head = f"Fault-injection lab: {count}.   {lines}\n{stars}"
+    title = head + (f"\n{why}" if why else "")
+    fig.suptitle(title, fontsize=10, x=0.005, ha="left", y=0.995)
+    extra = title.count("\n")                      # the lines the title takes beyond its first
     _key(fig, panels, lab, y=0.968 - extra * TITLE_LINE)
     fig.subplots_adjust(left=0.045, right=0.993, bottom=0.07, top=0.87 - extra * TITLE_LINE, wspace=0.25,
                         hspace=0.6)

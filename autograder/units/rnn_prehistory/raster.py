@@ -68,9 +68,11 @@ def font(points: float, bold: bool, dpi: float, face: tuple[str, int] | None = N
 # ---------------------------------------------------------------- glyphs DejaVu lacks
 # A character DejaVu Sans has no glyph for (Chinese in a message graded with --lang zh) would
 # be drawn as the font's .notdef, an empty box. Such a text is drawn whole with the first font
-# of the machine that has every glyph of it (a CJK font has Latin too), searched for in the
-# usual font folders, CJK fonts first; a character no font has is written as its code point,
-# "<U+4E2D>", visibly.
+# that has every glyph of it (a CJK font has Latin too): the Noto Sans CJK SC face that the
+# package installs beside matplotlib (so that a Chinese figure is the same on every machine, with
+# or without fonts of its own), then the usual font folders, CJK fonts first; a character no
+# font has is written as its code point, "<U+4E2D>", visibly.
+SHIPPED_FONTS = (("noto_cjk_sans_otc", "NotoSansCJK-Regular.ttc", 2),)   # (package, file, face: SC)
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts", "~/Library/Fonts",
              "/Library/Fonts", "/System/Library/Fonts", "C:/Windows/Fonts")
 FONT_SUFFIXES = (".ttf", ".otf", ".ttc", ".otc")
@@ -91,9 +93,22 @@ def _cmap(path: str, index: int = 0) -> frozenset[int]:
         return frozenset()
 
 
+def _shipped_fonts() -> list[tuple[str, int]]:
+    """The installed packages' font faces of SHIPPED_FONTS, found without importing them."""
+    faces = []
+    for package, name, index in SHIPPED_FONTS:
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            path = Path(next(iter(spec.submodule_search_locations))) / name
+            if path.is_file():
+                faces.append((str(path), index))
+    return faces
+
+
 @cache
-def fallback_fonts() -> tuple[str, ...]:
-    """The font files of this machine, CJK ones first (by name), each folder in sorted order."""
+def fallback_fonts() -> tuple[tuple[str, int], ...]:
+    """The fonts to draw what DejaVu Sans lacks with, as (file, face): the shipped ones, then the
+    font files of this machine, CJK ones first (by name), each folder in sorted order."""
     found: list[Path] = []
     for folder in FONT_DIRS:
         root = Path(folder).expanduser()
@@ -103,7 +118,7 @@ def fallback_fonts() -> tuple[str, ...]:
         except OSError:
             continue
     found = sorted((p for p in found if p.is_file()), key=lambda p: not CJK_FONT_NAMES.search(p.name.lower()))
-    return tuple(str(p) for p in found[:MOST_FONT_FILES])
+    return tuple(_shipped_fonts() + [(str(p), 0) for p in found[:MOST_FONT_FILES]])
 
 
 MEMO_TEXTS = 4096          # masks and boxes one font keeps (texts of data values come and go)
@@ -120,15 +135,16 @@ def face_for(text: str, bold: bool = False) -> tuple[tuple[str, int] | None, str
     needed = _needed(text)
     if text.isascii() or needed <= _cmap(_font_file(bold)):
         return None, text
-    best: tuple[int, str] | None = None
-    for path in fallback_fonts():
-        covered = len(needed & _cmap(path))
+    best: tuple[int, tuple[str, int]] | None = None
+    for face in fallback_fonts():
+        covered = len(needed & _cmap(*face))
         if covered == len(needed):
-            return (path, 0), text
+            return face, text
         if covered > len(needed & _cmap(_font_file(bold))) and (best is None or covered > best[0]):
-            best = (covered, path)
-    face = (best[1], 0) if best is not None else None
-    return face, escape_missing(text, _cmap(face[0]) if face else _cmap(_font_file(bold)))
+            best = (covered, face)
+    if best is None:
+        return None, escape_missing(text, _cmap(_font_file(bold)))
+    return best[1], escape_missing(text, _cmap(*best[1]))
 
 
 def escape_missing(text: str, has: frozenset[int]) -> str:
