@@ -125,7 +125,14 @@ def test_ctrl_c_the_moment_a_workers_folder_is_made_leaves_nothing(tmp_path, mon
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(os, "mkdir", mkdir_then_ctrl_c)
-    with pytest.raises(KeyboardInterrupt):
-        pipe.Worker(None, tmp_path / "no-submission", None, 0, {})
+    # Python's own Ctrl-C handler, as at a terminal: a test run started in the background
+    # (`make test &`, nohup) inherits an ignored SIGINT (_as_at_a_terminal), and the Ctrl-C
+    # sent below would then never arrive (failed so under nohup).
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            pipe.Worker(None, tmp_path / "no-submission", None, 0, {})
+    finally:
+        signal.signal(signal.SIGINT, handler)
     monkeypatch.undo()
     assert list(tmp_path.iterdir()) == []
