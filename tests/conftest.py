@@ -21,29 +21,33 @@ SEED_DURATIONS = REPO / "tests" / "durations.json"        # make durations
 
 
 # xdist's `--dist loadgroup` marks do not reach pytest 9's node ids, so this scheduler groups
-# instead (tests/scheduling.py: which tests share a process, which start first).
+# instead (tests/scheduling.py: which tests share a process). It overrides only `_split_scope`,
+# the hook xdist's own LoadFileScheduling and LoadGroupScheduling override; the units start in
+# the order the workers collected them (no reordering by size), which
+# pytest_collection_modifyitems below makes the longest first.
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") not in ("load", "loadgroup"):
         return None                      # an explicit other --dist is respected
     from xdist.scheduler import LoadScopeScheduling
 
-    class LongestFirst(LoadScopeScheduling):
-        ordered = False
-
+    class ByWorkUnit(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
-        def _assign_work_unit(self, node) -> None:
-            # The queue is complete before the first unit is assigned: order it once.
-            if not self.ordered:
-                units = dict(self.workqueue)
-                self.workqueue.clear()
-                self.workqueue.update((u, units[u]) for u in start_order(units, known_durations(DURATIONS, SEED_DURATIONS)))
-                self.ordered = True
-            super()._assign_work_unit(node)
+    config.option.loadscopereorder = False
+    return ByWorkUnit(config, log)
 
-    return LongestFirst(config, log)
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """In an xdist worker, whose collection the scheduler queues in order: the work units
+    longest first (stable: a unit's tests keep their order). A run in one process keeps
+    pytest's order (a file's module fixtures are made once)."""
+    if not hasattr(config, "workerinput"):
+        return
+    order = {unit: i for i, unit in enumerate(start_order(dict.fromkeys(work_unit(item.nodeid) for item in items),
+                                                          known_durations(DURATIONS, SEED_DURATIONS)))}
+    items.sort(key=lambda item: order[work_unit(item.nodeid)])
 
 
 # What each unit took in this run, for the next one's order: under xdist the workers'

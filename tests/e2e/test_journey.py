@@ -60,6 +60,19 @@ def partial_submission(folder: Path) -> Path:
     return make_submission(folder, base=STUBS, files=files)
 
 
+def seen_on(journey, path: str, earned: dict[str, float]) -> None:
+    """What one path gave each topic, kept for the side-by-side table of every path
+    (scripts/journey_table.py) where AUTOGRADER_JOURNEY_SCORES names a file: one JSON line."""
+    where = os.environ.get("AUTOGRADER_JOURNEY_SCORES")
+    if where:
+        with open(where, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"student": journey["name"], "path": path, "earned": earned}) + "\n")
+
+
+def earned_of(per: dict[str, tuple[float, str]]) -> dict[str, float]:
+    return {topic: earned for topic, (earned, _status) in per.items()}
+
+
 def names_of_hidden_tests(text: str) -> list[str]:
     return [name for name in HIDDEN_NAMES if re.search(rf"\b{name}\b", text)]
 
@@ -83,7 +96,11 @@ def journey(request, tmp_path_factory):
         untouched = tuple(t for t, (_e, status) in expected.items() if status == "not_implemented")
     for topic in untouched:
         assert expected[topic] == (0, "not_implemented"), topic
-    return {"tmp": tmp, "submission": submission, "score": score, "expected": expected, "untouched": untouched}
+    name = "fixed" if seed is None else f"drawn-{seed}"
+    journey = {"tmp": tmp, "submission": submission, "score": score, "expected": expected, "untouched": untouched,
+               "name": name}
+    seen_on(journey, "grade", earned_of(expected))
+    return journey
 
 
 def student_checkout(dist: Path, modules: Path, dest: Path) -> Path:
@@ -104,6 +121,7 @@ def test_make_grade_in_the_student_repository(journey, dist):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     score = json.loads((copy / "reports" / "score.json").read_text())
     assert per_topic(score) == per_topic(journey["score"], public_only=True)
+    seen_on(journey, "make grade (public tests)", earned_of(per_topic(score)))
     for topic in journey["untouched"]:
         assert re.search(rf"^{topic} .* not implemented$", proc.stdout, re.M), proc.stdout
     reports = {p.name: p.read_bytes().decode("utf-8", "replace") for p in (copy / "reports").iterdir()}
@@ -140,6 +158,7 @@ def test_a_pull_request_at_each_hidden_detail_level(journey, dist, bundle_python
     proc, out, summary = _pr(dist, bundle_python, checkout, tmp, detail)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert per_topic(json.loads((out / "score.json").read_text())) == journey["expected"]
+    seen_on(journey, f"pr --hidden-detail {detail}", earned_of(per_topic(json.loads((out / "score.json").read_text()))))
     if detail == "total":
         # What the student sees: the job log, the summary, the comment, and the artifact (all of reports/).
         seen = {"the job log": proc.stdout + proc.stderr, "the job summary": summary.read_text()}
@@ -177,6 +196,7 @@ def test_batch_as_a_folder_a_zip_a_github_zip_and_a_clone(journey, dist):
     for name, row in rows.items():
         report = tmp / "out" / "students" / name / "score.json"
         got = per_topic(json.loads(report.read_text())) if report.is_file() else {}
+        seen_on(journey, f"batch: {name}", earned_of(got))
         if got != journey["expected"]:
             wrong[name] = {"status": row["status"], "per topic": got}
     assert not wrong, wrong
@@ -201,6 +221,7 @@ def test_gradescope_run_autograder(journey, dist, upload):
     results = json.loads((root / "results" / "results.json").read_text())
     earned = {t: round(sum(x["score"] for x in results["tests"] if x["name"].split(" ", 1)[0] == t), 6)
               for t in MODULE}
+    seen_on(journey, f"Gradescope ({upload})", earned)
     assert earned == {t: e for t, (e, _status) in journey["expected"].items()}, results["output"]
     for test in results["tests"]:
         if test["name"].split(" ", 1)[0] in journey["untouched"]:
@@ -257,12 +278,15 @@ def test_nbgrader_release_fetch_submit_autograde_and_feedback(journey):
             "SELECT n.name, SUM(COALESCE(g.manual_score, g.auto_score, 0)) FROM grade g "
             "JOIN submitted_notebook sn ON g.notebook_id = sn.id JOIN notebook n ON sn.notebook_id = n.id "
             "GROUP BY n.name").fetchall())
+    seen_on(journey, "nbgrader gradebook", {t: round(float(scores[t]), 6) for t in MODULE})
     assert {t: round(float(scores[t]), 6) for t in MODULE} == {t: e for t, (e, _s) in journey["expected"].items()}
     # README step 8: the instructor releases the feedback, the student fetches it (their own nbgrader cache).
     run("release_feedback", name, x, cwd=course)
     run("fetch_feedback", name, "--course", name, x, cwd=student_home)
     fetched = {p.stem: p.read_text() for p in (student_home / name / "feedback").glob("*/*.html")}
     assert set(fetched) == set(MODULE), sorted(fetched)
+    shown_scores = {topic: re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)", page) for topic, page in fetched.items()}
+    seen_on(journey, "nbgrader fetched feedback", {t: float(m[1]) for t, m in shown_scores.items() if m})
     for topic, page in fetched.items():
         shown = re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)", page)
         assert shown and float(shown[1]) == pytest.approx(journey["expected"][topic][0]), (topic, shown)
