@@ -166,8 +166,17 @@ def run(argv=None) -> int:
     signal handler: `main` sets those up for a process of its own). The repository's tests
     call it in-process; argparse's errors raise SystemExit as they would on the command line."""
     args = _parser().parse_args(argv)
+    module = f"autograder.commands.{COMMANDS[args.command]}"
     try:
-        command = importlib.import_module(f"autograder.commands.{COMMANDS[args.command]}")
+        try:
+            command = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            # the student repository leaves out the instructor's verbs (scripts/release.py)
+            print(f"autograder: `{args.command}` is an instructor's command, which this copy of the grader "
+                  "does not have (a student repository has grade, batch, pr and gradescope)", file=sys.stderr)
+            return EXIT_GRADER
         return command.run(args)
     except GraderError as exc:  # UnitError and RubricError are GraderErrors too
         print(f"autograder: the grader could not run: {terminal(str(exc))}", file=sys.stderr)

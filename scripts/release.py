@@ -40,6 +40,7 @@ import i18n as extraction  # noqa: E402  (scripts/i18n.py: where each message is
 import leak_check  # noqa: E402
 
 from autograder import i18n  # noqa: E402
+from autograder.authoring.stubs import repo_root  # noqa: E402
 from autograder.intake.manifest import write_manifest  # noqa: E402
 from autograder.unit.load import load_unit  # noqa: E402
 from autograder.unit.model import TOPIC_RUBRIC, TOPICS  # noqa: E402
@@ -60,10 +61,21 @@ def _files(folder: Path):
             yield path
 
 
-def engine_files():
+# The instructor's verbs (build, check, new-topic, new-unit) and what only they use: not in the
+# student repository (the scaffold's templates name the hidden tests of the unit they write,
+# and a student has no use for them). The grader bundle, the instructor's copy, keeps them.
+INSTRUCTOR_ONLY = {Path(p) for p in (
+    "authoring/build.py", "authoring/catalogues.py", "authoring/notebooks.py", "authoring/scaffold.py",
+    "authoring/unit_checks.py", "commands/build.py", "commands/check.py", "commands/new_topic.py",
+    "commands/new_unit.py")}
+
+
+def engine_files(student: bool):
     engine = REPO / "autograder"
     for path in _files(engine):
         rel = path.relative_to(engine)
+        if student and rel in INSTRUCTOR_ONLY:
+            continue
         if rel.parts[0] != "units" or rel == Path("units/__init__.py"):
             yield path, Path("autograder") / rel
 
@@ -152,8 +164,11 @@ def points_table(unit, language: str = "en") -> str:
 
 def build_student(unit, dst: Path) -> Path:
     unit_rel = Path("autograder/units") / unit.name
-    stubs = REPO / unit.stubs
-    for src, rel in engine_files():
+    stubs = repo_root(unit) / unit.stubs          # relative to the checkout that holds the unit
+    if not any(stubs.glob("*.py")):
+        raise SystemExit(f"make release: no stub module in {unit.stubs} beside {unit.name}: "
+                         f"run `python -m autograder build {unit.name}` first")
+    for src, rel in engine_files(student=True):
         _copy(src, dst / rel)
     for path in sorted(unit.path.rglob("*")):
         rel = path.relative_to(unit.path)
@@ -206,7 +221,7 @@ def protected(student: Path, unit) -> list[str]:
 
 
 def build_bundle(unit, dst: Path, manifest: str) -> Path:
-    for src, rel in engine_files():
+    for src, rel in engine_files(student=False):
         _copy(src, dst / rel)
     target = dst / "autograder/units" / unit.name
     for path in _files(unit.path):

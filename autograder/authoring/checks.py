@@ -369,6 +369,43 @@ class Diagnosis:
         return named[0] if len(named) == 1 else ""
 
 
+def every_case(cases, run_case, same, differs=None) -> None:
+    """Run a test's every case, then fail with its first failure, the mistake named only when
+    recomputing under it reproduces the student's result on all of them (`Diagnosis`).
+
+    `run_case(case, record)` calls the student, then `record(got, right, hypotheses)` (as
+    `Diagnosis.case`), then its checks, raising CheckFailed on a wrong answer; a CheckFailed
+    may carry `.plain`, its message without what the case added for an undiagnosed failure.
+    After a first failure, a case that raises anything else (the student's code failing on
+    another input) ends the run undiagnosed: the first failure is the one reported.
+
+        def run_case(args, record):
+            grads = student.backward(*args)
+            record(grads, variant(*args), ((_(text), variant(*args, **m)) for m, text in MISTAKES))
+            expect_gradients(grads, numeric(args), NAMES, what)
+        every_case(inputs, run_case, same_gradients)
+    """
+    diagnosis = Diagnosis(same, differs)
+    first: CheckFailed | None = None
+    for case in cases:
+        try:
+            run_case(case, diagnosis.case)
+        except CheckFailed as failure:
+            first = first or failure
+        except Exception:
+            if first is None:
+                raise
+            diagnosis.unreadable = True
+            break
+    if first is None:
+        return
+    known = diagnosis.message()
+    if not known:
+        raise first
+    raise CheckFailed(_("{failure}: {diagnosis}").format(failure=getattr(first, "plain", str(first)), diagnosis=known),
+                      "diagnosed") from None
+
+
 def diagnose(got, right, hypotheses, same, differs=None) -> str:
     """`Diagnosis` of a single case: the misconception `got` shows there, as a message for the
     student, or "". Prefer `Diagnosis` where a test runs several cases: a mistake that fits

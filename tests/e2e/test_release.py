@@ -53,6 +53,16 @@ def test_the_student_repository_has_no_secret_part(dist):
     assert (bundle_unit / "topics" / "bptt" / "test_hidden.py").is_file() and not (bundle_unit / "reference").is_symlink()
     for secret in ("test_hidden.py", "test_oracle.py", "mutants.yaml", "alternatives"):
         assert all((bundle_unit / "topics" / t.id / secret).exists() for t in UNIT.topics), secret
+    # The instructor's verbs stay with the instructor (the scaffold's templates name hidden tests).
+    assert "autograder/authoring/scaffold.py" not in names and "autograder/commands/new_unit.py" not in names
+    assert (dist / "grader-bundle" / "autograder" / "authoring" / "scaffold.py").is_file()
+
+
+def test_the_student_repository_says_an_instructors_verb_is_not_in_it(dist):
+    proc = subprocess.run([sys.executable, "-m", "autograder", "new-unit", "x", "--dest", "nowhere"],
+                          cwd=dist / "student", capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "."})
+    assert proc.returncode == 2 and "`new-unit` is an instructor's command" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_the_student_repository_has_a_chinese_readme_and_a_glossary(dist):

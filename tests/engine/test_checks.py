@@ -17,6 +17,7 @@ from autograder.authoring.checks import (
     MutationCheck,
     diagnose,
     dot_attention_bound,
+    every_case,
     expect_array,
     expect_close,
     expect_gradients,
@@ -493,3 +494,46 @@ def test_first_difference_shows_digits_enough_to_see_it():
     got, right = np.array([[1.0, 1.611042], [3.0, 4.0]]), np.array([[1.0, 1.611031], [3.0, 4.0]])
     assert first_difference(got, right, "D") == "D[0, 1] = 1.61104 where 1.61103 is right"
     assert first_difference(1.00000012, 1.00000011, "x") == "x = 1.00000012 where 1.00000011 is right"
+
+
+# ------------------------------------------------------------------ every_case
+# A student's "triple" (3x is right) against two known mistakes, 2x and x + 2, which agree at x = 2.
+MISTAKES = (("your value matches 2x", lambda x: 2 * x), ("your value matches x + 2", lambda x: x + 2))
+
+
+def _every_case(student, cases=(2.0, 5.0)):
+    def run_case(x, record):
+        got = student(x)
+        record(got, 3 * x, ((text, wrong(x)) for text, wrong in MISTAKES))
+        if got != 3 * x:
+            raise CheckFailed(f"triple({x}) = {got}, not {3 * x}")
+    with pytest.raises(CheckFailed) as failed:
+        every_case(cases, run_case, same=lambda a, b: a == b)
+    return str(failed.value), failed.value.kind
+
+
+def test_every_case_names_the_mistake_all_cases_agree_with():
+    assert _every_case(lambda x: 2 * x) == ("triple(2.0) = 4.0, not 6.0: your value matches 2x", "diagnosed")
+    assert _every_case(lambda x: x + 2) == ("triple(2.0) = 4.0, not 6.0: your value matches x + 2", "diagnosed")
+
+
+def test_every_case_names_nothing_a_later_case_refutes():
+    """At x = 2 both mistakes give 4: the first failing case alone cannot tell them apart, and a
+    student who computes 4 there and 11 at x = 5 made neither (x + 6 would be another mistake)."""
+    assert _every_case(lambda x: 4.0 if x == 2 else x + 6) == ("triple(2.0) = 4.0, not 6.0", "value")
+    assert _every_case(lambda x: 2 * x, cases=(2.0,)) == ("triple(2.0) = 4.0, not 6.0", "value"), \
+        "one case where both fit: neither is named"
+
+
+def test_every_case_keeps_the_first_failure_when_a_later_case_raises():
+    def raises_later(x):
+        if x == 5.0:
+            raise ValueError("student code failed")
+        return 2 * x
+    assert _every_case(raises_later) == ("triple(2.0) = 4.0, not 6.0", "value")
+    with pytest.raises(ValueError):
+        every_case([5.0], lambda x, record: raises_later(x), same=lambda a, b: a == b)
+
+
+def test_every_case_passes_when_every_case_does():
+    assert every_case([1.0, 2.0], lambda x, record: record(3 * x, 3 * x, ()), same=lambda a, b: a == b) is None

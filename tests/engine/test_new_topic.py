@@ -1,14 +1,18 @@
 """`python -m autograder new-topic UNIT NAME`: a topic with every file it needs, the id written
 once (its folder's name), the title and summary in its topic.yaml. The instructor's journey:
 new-unit, new-topic, write the topic's own function, public test and suite, build, check, and
-grade a right and a wrong submission. It counts the files written by hand."""
+grade a right and a wrong submission, the nbgrader notebook, release. It counts the files written
+by hand."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import textwrap
 
 import pytest
-from helpers import grade, run_grader
+from helpers import REPO, grade, run_grader
 from test_second_unit import scaffold
 
 from autograder.authoring import build
@@ -140,6 +144,27 @@ def test_the_instructors_journey_writes_eight_files_by_hand(tmp_path):
     assert proc.returncode == 0 and score["earned"] == score["possible"] == 3.0, proc.stderr
     proc, score = grade(wrong, tmp_path / "out-wrong", "--assignment", unit, "--topic", "tripling")
     assert proc.returncode == 0 and score["earned"] == 1.0, proc.stderr
+
+    # The nbgrader notebook build wrote: the solution in the answer cell, a grade cell per test.
+    cells = json.loads((tmp_path / "course" / "source" / "tiny_unit" / "tripling.ipynb").read_text())["cells"]
+    graded = {c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["nbgrader"].get("points") for c in cells
+              if c["metadata"].get("nbgrader", {}).get("grade")}
+    assert graded == {"public_test_triple_of_two": 1.0, "hidden_1": 2.0}, graded
+    answer = [c for c in cells if c["metadata"].get("nbgrader", {}).get("solution")]
+    assert len(answer) == 1 and "".join(answer[0]["source"]).startswith("%%writefile tripler.py"), answer
+    assert "### BEGIN SOLUTION" in "".join(answer[0]["source"]) and "return 3 * x" in "".join(answer[0]["source"])
+
+    # The release: the stub and the public test reach the student, nothing of the hidden suite does
+    # (the leak check inside it exits 1 on a hidden test's name or hint anywhere in the release).
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "release.py"), "--assignment", str(unit),
+                           "--out", str(tmp_path / "dist")], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0 and "leak check clean" in proc.stdout, proc.stdout + proc.stderr
+    student = tmp_path / "dist" / "student"
+    released = student / "assignments" / "tiny_unit"
+    assert "# TODO" in (released / "tripler.py").read_text() and "return 3 * x" not in (released / "tripler.py").read_text()
+    assert (released / "tests" / "test_tripling.py").is_file()
+    text = "\n".join(p.read_text(errors="replace") for p in student.rglob("*") if p.is_file())
+    assert "test_triple_matches_reference" not in text and "Multiply by three." not in text
 
 
 def test_new_topic_refuses_a_topic_the_unit_has(tmp_path):

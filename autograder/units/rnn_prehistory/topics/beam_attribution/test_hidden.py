@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from autograder.authoring.checks import CheckFailed, diagnose
+from autograder.authoring.checks import CheckFailed, diagnose, every_case
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
 from autograder.units.rnn_prehistory.helpers.language_models import (
@@ -244,22 +244,29 @@ def diagnose_beam(got, lm, eos, beam_width, max_len, alpha, passed=()) -> str:
 
 # ----------------------------------------------------------------------------- tests
 def test_sequence_score_matches_direct_sum(beam_search, rng):
+    cases = []
     for order, vocab in [(2, 4), (3, 5), (1, 3)]:
         lm = random_ngram_lm(rng, vocab, order=order) if order != 2 else random_positional_lm(rng, vocab)
         for alpha in (0.0, 0.6, 1.0):
             length = int(rng.integers(1, 7))
-            tokens = tuple(int(t) for t in rng.integers(0, vocab, size=length))
-            got = beam_search.sequence_score(lm, tokens, lm.bos, alpha)
-            want = direct_score(lm, tokens, alpha)
-            if not math.isclose(float(got), want, rel_tol=TOL, abs_tol=TOL):
-                what = _("sequence_score of a length-{length} sequence (random model, alpha={alpha}) is {got}, "
-                         "expected {expected}").format(length=length, alpha=alpha, got=f"{float(got):.8g}",
-                                                       expected=f"{want:.8g}")
-                known = diagnose_score(float(got), lm, tokens, alpha)
-                if known:
-                    raise CheckFailed(_("{what}: {diagnosis}").format(what=what, diagnosis=known), "diagnosed")
-                raise CheckFailed(_("{what} (each term conditions on bos and the tokens before it, and the sum is "
+            cases.append((lm, tuple(int(t) for t in rng.integers(0, vocab, size=length)), alpha))
+
+    def run_case(case, record):
+        lm, tokens, alpha = case
+        got = float(beam_search.sequence_score(lm, tokens, lm.bos, alpha))
+        want = direct_score(lm, tokens, alpha)
+        record(got, want, ((_(text), wrong(lm, tokens, alpha)) for wrong, text in SCORE_MISTAKES))
+        if not math.isclose(got, want, rel_tol=TOL, abs_tol=TOL):
+            what = _("sequence_score of a length-{length} sequence (random model, alpha={alpha}) is {got}, "
+                     "expected {expected}").format(length=len(tokens), alpha=alpha, got=f"{got:.8g}",
+                                                   expected=f"{want:.8g}")
+            failure = CheckFailed(_("{what} (each term conditions on bos and the tokens before it, and the sum is "
                                     "divided by T**alpha with T = len(tokens))").format(what=what))
+            failure.plain = what
+            raise failure
+
+    # every case runs: a mistake is named only when it gives the student's score on all of them
+    every_case(cases, run_case, same=lambda a, b: math.isclose(a, b, rel_tol=TOL, abs_tol=TOL))
     try:
         empty = beam_search.sequence_score(lm, (), lm.bos, 1.0)
     except StudentCodeError as problem:
@@ -284,12 +291,6 @@ SCORE_MISTAKES = (
 )
 
 
-def diagnose_score(got, lm, tokens, alpha) -> str:
-    return diagnose(got, direct_score(lm, tokens, alpha),
-                    ((_(text), wrong(lm, tokens, alpha)) for wrong, text in SCORE_MISTAKES),
-                    same=lambda a, b: math.isclose(a, b, rel_tol=TOL, abs_tol=TOL))
-
-
 def _greedy_case(rng, vocab, order, max_len, reaches_eos: bool):
     """A random model and eos for which greedy decoding ends on eos (or runs to max_len
     without it), as asked: every seed then checks both endings."""
@@ -302,28 +303,45 @@ def _greedy_case(rng, vocab, order, max_len, reaches_eos: bool):
     raise AssertionError("no such model")   # never: about half of all draws qualify
 
 
+def every_search(beam_search, cases) -> None:
+    """Each case (search, expected, what, beam_width checked or None) run (`every_case`): the
+    student's beam_search on `search` = (lm, eos, beam_width, max_len, alpha) compared with
+    `expected`; a known wrong beam search is named only when it gives the student's result on
+    every search of the test."""
+    def run_case(case, record):
+        search, expected, what, width = case
+        lm, eos, beam_width, max_len, alpha = search
+        got = as_results(beam_search.beam_search(lm, lm.bos, eos, beam_width, max_len, alpha), what)
+        record(got, beam_variant(*search),
+               ((_(text), beam_variant(*search, **mistake)) for mistake, text in BEAM_MISTAKES))
+        compare_results(got, expected, what, beam_width=width)
+    every_case(cases, run_case, _same)
+
+
 def test_greedy_is_beam_width_one(beam_search, rng):
+    cases = []
     for order, vocab, max_len, alpha, reaches_eos in [(2, 4, 5, 0.0, False), (3, 4, 6, 0.7, True),
                                                       (2, 6, 4, 1.0, False), (3, 3, 1, 0.0, True)]:
         lm, eos, tokens = _greedy_case(rng, vocab, order, max_len, reaches_eos)
-        compare_results(beam_search.beam_search(lm, lm.bos, eos, 1, max_len, alpha),
-                        [(tokens, direct_score(lm, tokens, alpha))],
-                        _("beam_search with beam_width=1 (greedy decoding, max_len={max_len})").format(
-                            max_len=max_len), beam_width=1, search=(lm, eos, 1, max_len, alpha))
+        cases.append(((lm, eos, 1, max_len, alpha), [(tokens, direct_score(lm, tokens, alpha))],
+                      _("beam_search with beam_width=1 (greedy decoding, max_len={max_len})").format(max_len=max_len),
+                      1))
+    every_search(beam_search, cases)
 
 
 def test_wide_beam_equals_exhaustive_enumeration(beam_search, rng):
     # With beam_width >= the number of complete sequences nothing is ever pruned, so the
     # beam returns every complete sequence, ranked; its first entry is the exhaustive argmax.
+    cases = []
     for order, vocab, max_len, alpha in [(2, 3, 4, 0.0), (3, 4, 3, 1.0), (2, 4, 3, 0.5)]:
         lm = make_lm(rng, vocab, order)
         eos = int(rng.integers(vocab))
         expected = exhaustive_ranking(lm, eos, max_len, alpha)
-        got = beam_search.beam_search(lm, lm.bos, eos, len(expected), max_len, alpha)
-        compare_results(got, expected, _("beam_search with beam_width={width} = the number of complete sequences "
-                                         "(V={vocab}, max_len={max_len}, alpha={alpha})").format(
-            width=len(expected), vocab=vocab, max_len=max_len, alpha=alpha),
-            search=(lm, eos, len(expected), max_len, alpha))
+        cases.append(((lm, eos, len(expected), max_len, alpha), expected,
+                      _("beam_search with beam_width={width} = the number of complete sequences "
+                        "(V={vocab}, max_len={max_len}, alpha={alpha})").format(
+                          width=len(expected), vocab=vocab, max_len=max_len, alpha=alpha), None))
+    every_search(beam_search, cases)
 
 
 def test_beam_matches_reference_random_models(beam_search, reference, rng):
@@ -331,6 +349,7 @@ def test_beam_matches_reference_random_models(beam_search, reference, rng):
         (2, 4, 2, 5, 0.0, 1.0), (2, 5, 3, 4, 0.7, 3.0), (3, 4, 3, 5, 1.0, 1.0), (2, 6, 4, 3, 0.0, 0.2),
         (3, 5, 2, 5, 0.5, 2.0), (2, 3, 5, 6, 1.0, 1.0), (2, 5, 4, 5, 0.0, 4.0), (3, 4, 4, 4, 0.8, 0.5),
     ]
+    cases = []
     for order, vocab, width, max_len, alpha, eos_weight in configs:
         for _attempt in range(200):    # with alpha > 0, a model where normalising changes the final order
             eos = int(rng.integers(vocab))
@@ -339,10 +358,10 @@ def test_beam_matches_reference_random_models(beam_search, reference, rng):
             raw = sorted(expected, key=lambda r: (-direct_score(lm, r[0]), r[0]))
             if alpha == 0 or [t for t, _s in raw] != [t for t, _s in expected]:
                 break
-        compare_results(beam_search.beam_search(lm, lm.bos, eos, width, max_len, alpha), expected,
-                        _("beam_search(beam_width={width}, max_len={max_len}, alpha={alpha}) on a random model "
-                          "with {vocab} tokens").format(width=width, max_len=max_len, alpha=alpha, vocab=vocab),
-                        beam_width=width, search=(lm, eos, width, max_len, alpha))
+        cases.append(((lm, eos, width, max_len, alpha), expected,
+                      _("beam_search(beam_width={width}, max_len={max_len}, alpha={alpha}) on a random model "
+                        "with {vocab} tokens").format(width=width, max_len=max_len, alpha=alpha, vocab=vocab), width))
+    every_search(beam_search, cases)
 
 
 def test_beam_ties_lexicographic(beam_search, reference, rng):

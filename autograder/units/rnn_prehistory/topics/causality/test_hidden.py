@@ -20,6 +20,7 @@ from autograder.authoring.checks import (
     expect_close,
     expect_not_mutated,
     expect_tuple,
+    rel_error,
 )
 from autograder.i18n import _
 from autograder.units.rnn_prehistory.helpers.sequence_maps import LookaheadMap
@@ -87,6 +88,11 @@ def test_birnn_forward_matches_reference(causality, reference, rng):
         expect_not_mutated(causality, what)
         y = expect_array(y, (N, T, 2 * H), what)
         want = reference.causality.birnn_forward(x, h0, *fwd, *bwd)
+        if rel_error(y, want, 1.0) > 1e-8 and rel_error(y, np.concatenate([want[:, :, H:], want[:, :, :H]], axis=2),
+                                                        1.0) <= 1e-8:
+            raise CheckFailed(_("{what}: your y is the right states with the halves swapped: y[:, t, :H] must be the "
+                                "forward (left-to-right) state and y[:, t, H:] the backward one").format(what=what),
+                              "diagnosed")
         expect_close(y[:, :, :H], want[:, :, :H], f"{what}: y[:, :, :H]", tol=1e-8, scale=1.0,
                      hint=_("the first H features are the forward pass, rnn_forward(x, h0, Wx_f, Wh_f, b_f)"))
         expect_close(y[:, :, H:], want[:, :, H:], f"{what}: y[:, :, H:]", tol=1e-8, scale=1.0,
@@ -188,6 +194,11 @@ def test_causal_maps_read_no_future_and_the_others_do(causality, rng, report_ext
                                 "whatever moves after them").format(what=what, t=t, s=s))
         if leaks.size:
             t, s = (int(i) for i in leaks[0])
+            if name == "rnn":      # no scores, no mask: the advice is the RNN's own
+                raise CheckFailed(_("{what}: output {t} changed when only input {s} (a future position) moved; "
+                                    "y[:, t, :H] must be the left-to-right pass's state after x_0 ... x_t. Check "
+                                    "that the halves are not swapped (the forward state first, then the backward "
+                                    "one) and that the forward pass reads x in its own order").format(what=what, t=t, s=s))
             raise CheckFailed(_("{what}: output {t} changed when only input {s} (a future position) moved; a causal "
                                 "map's outputs before s must stay exactly the same. Mask the scores of s > t with "
                                 "-inf before the softmax (not after it: the normaliser would still read the "

@@ -20,7 +20,7 @@ import numpy as np
 from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
-    diagnose,
+    every_case,
     expect_array,
     expect_close,
     expect_gradients,
@@ -268,10 +268,18 @@ def _largest(values) -> float:
     return float(np.max(np.abs(values))) if np.size(values) else 0.0
 
 
-def diagnose_backward(grads, variant, mistakes, args) -> str:
-    """The one known mistake whose gradients on these inputs are all of the student's `grads`, or ''."""
-    return diagnose(grads, variant(*args), ((_(text), variant(*args, **mistake)) for mistake, text in mistakes),
-                    same_gradients)
+def record_backward(record, grads, variant, mistakes, args) -> None:
+    """The student's `grads` on these inputs beside the right ones and each known mistake's (`every_case`)."""
+    record(grads, variant(*args), ((_(text), variant(*args, **mistake)) for mistake, text in mistakes))
+
+
+def forward_off_as_well(failure: CheckFailed, known: str) -> CheckFailed:
+    """`failure`, saying what the forward pass got wrong too (`known`); plain: `failure` alone."""
+    if not known:
+        return failure
+    extended = CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(failure=failure, known=known))
+    extended.plain = str(failure)
+    return extended
 
 
 # --------------------------------------------------------------------------- inputs
@@ -302,27 +310,30 @@ def test_gru_step_forward_matches_reference(gru_lstm, reference, rng):
 
 
 def test_gru_step_backward_matches_finite_differences(gru_lstm, rng):
+    cases = []
     for N, D, H in [(2, 3, 4), (3, 2, 2), (1, 3, 4)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = gru_inputs(rng, N, D, H)
-        dnext = rng.normal(size=(N, H))
+        cases.append((rng.normal(size=(N, H)), args))
+
+    def run_case(case, record):
+        dnext, args = case
         next_h, cache = expect_tuple(gru_lstm.gru_step_forward(*args), 2, "gru_step_forward")
         grads = expect_tuple(gru_lstm.gru_step_backward(dnext, cache), 5, "gru_step_backward")
+        record_backward(record, grads, gru_backward_variant, GRU_BACKWARD_MISTAKES, (dnext, *args))
 
-        def losses(*probes, dnext=dnext):
+        def losses(*probes):
             return np.sum(dnext * stacked.gru_step(*probes), axis=(1, 2))
 
+        N, H = dnext.shape
         try:
             numeric = finite_differences_stacked(losses, list(args), FD_STEP)
             expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"],
-                             f"gru_step_backward (N={N}, D={D}, H={H})")
+                             f"gru_step_backward (N={N}, D={args[0].shape[1]}, H={H})")
         except CheckFailed as failure:
-            mistake = diagnose_backward(grads, gru_backward_variant, GRU_BACKWARD_MISTAKES, (dnext, *args))
-            if mistake:
-                raise CheckFailed(_("{failure}: {diagnosis}").format(failure=failure, diagnosis=mistake),
-                                  "diagnosed") from None
-            known = safely(lambda next_h=next_h, args=args: recognise_gru(next_h, args))
-            raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
-                failure=failure, known=known) if known else str(failure)) from None
+            raise forward_off_as_well(failure, safely(lambda: recognise_gru(next_h, args))) from None
+
+    # every case runs: a mistake is named only when it gives the student's gradients on all of them
+    every_case(cases, run_case, same_gradients)
 
 
 def test_gru_update_gate_weights_the_candidate(gru_lstm, rng):
@@ -373,29 +384,31 @@ def test_lstm_step_forward_matches_reference(gru_lstm, reference, rng):
 
 
 def test_lstm_step_backward_matches_finite_differences(gru_lstm, rng):
+    cases = []
     for N, D, H in [(2, 3, 2), (3, 2, 3), (1, 3, 2)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = lstm_inputs(rng, N, D, H)
-        dnext_h, dnext_c = rng.normal(size=(N, H)), rng.normal(size=(N, H))
+        cases.append((rng.normal(size=(N, H)), rng.normal(size=(N, H)), args))
+
+    def run_case(case, record):
+        dnext_h, dnext_c, args = case
         out = expect_tuple(gru_lstm.lstm_step_forward(*args), 3, "lstm_step_forward")
         grads = expect_tuple(gru_lstm.lstm_step_backward(dnext_h, dnext_c, out[2]), 6, "lstm_step_backward")
+        record_backward(record, grads, lstm_backward_variant, LSTM_BACKWARD_MISTAKES, (dnext_h, dnext_c, *args))
 
-        def losses(*probes, dnext_h=dnext_h, dnext_c=dnext_c):
+        def losses(*probes):
             h, c = stacked.lstm_step(*probes)
             return np.sum(dnext_h * h, axis=(1, 2)) + np.sum(dnext_c * c, axis=(1, 2))
 
+        N, H = dnext_h.shape
         try:
             numeric = finite_differences_stacked(losses, list(args), FD_STEP)
             expect_gradients(grads, numeric, ["dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"],
-                             f"lstm_step_backward (N={N}, D={D}, H={H})")
+                             f"lstm_step_backward (N={N}, D={args[0].shape[1]}, H={H})")
         except CheckFailed as failure:
-            mistake = diagnose_backward(grads, lstm_backward_variant, LSTM_BACKWARD_MISTAKES,
-                                        (dnext_h, dnext_c, *args))
-            if mistake:
-                raise CheckFailed(_("{failure}: {diagnosis}").format(failure=failure, diagnosis=mistake),
-                                  "diagnosed") from None
-            known = safely(lambda out=out, args=args: recognise_lstm(out[0], out[1], args))
-            raise CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(
-                failure=failure, known=known) if known else str(failure)) from None
+            raise forward_off_as_well(failure, safely(lambda: recognise_lstm(out[0], out[1], args))) from None
+
+    # every case runs: a mistake is named only when it gives the student's gradients on all of them
+    every_case(cases, run_case, same_gradients)
 
 
 def test_lstm_forget_gate_controls_the_cell_path(gru_lstm, rng):
