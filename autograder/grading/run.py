@@ -10,6 +10,8 @@ Student code only ever runs in that worker.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +115,22 @@ def _pytest_args(files, rootdir: Path) -> list[str]:
             "-o", "addopts=", "-o", "python_files=test_*.py", "--rootdir", str(rootdir), "-c", "/dev/null"]
 
 
+# What pytest reads from the environment besides its arguments: an instructor's shell (or a
+# test run, whose PYTEST_ADDOPTS reaches the graders it starts) must not change a grading:
+# PYTEST_ADDOPTS="-x" stopped the suites at the first failing test, and every later rubric
+# test was "not run" (a grader error for every student).
+PYTEST_ENVIRONMENT = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DEBUG", "PYTEST_THEME", "PYTEST_THEME_MODE")
+
+
+@contextlib.contextmanager
+def _without_pytest_settings_of_the_environment():
+    kept = {name: os.environ.pop(name) for name in PYTEST_ENVIRONMENT if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(kept)
+
+
 def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None, only: dict | None = None):
     """One pytest run over the selected suites; returns the plugin holding the outcomes.
     `observer` (the unit's artefacts): its `first_topics` run first, and its
@@ -127,7 +145,8 @@ def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None, only: di
     first = tuple(getattr(observer, "first_topics", ()))
     files = dict(sorted(files.items(), key=lambda kv: kv[1][0] not in first))    # stable: topics stay together
     collector = Collector(sandbox, seed, files, topic_done=getattr(observer, "topic_done", None), only=only or {})
-    code = pytest.main(_pytest_args(files, sandbox.unit.path), plugins=[collector, module_fixtures(collector)])
+    with _without_pytest_settings_of_the_environment():
+        code = pytest.main(_pytest_args(files, sandbox.unit.path), plugins=[collector, module_fixtures(collector)])
     if code == pytest.ExitCode.INTERRUPTED:      # Ctrl-C (or batch's SIGTERM): pytest caught it, pass it on
         raise KeyboardInterrupt
     if collector.collect_errors or code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

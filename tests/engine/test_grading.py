@@ -184,3 +184,18 @@ def test_artefacts_of_a_previous_run_do_not_survive(tmp_path):
     proc, score = grade(STUBS, out, "--topic", "bptt")
     assert [t["id"] for t in score["topics"]] == ["bptt"]
     assert not (out / "evidence.yaml").exists() and not (out / "fault_injection.png").exists()
+
+
+def test_pytest_settings_of_the_environment_do_not_change_a_grading(tmp_path):
+    """PYTEST_ADDOPTS and PYTEST_PLUGINS (an instructor's shell, or a test run whose own
+    PYTEST_ADDOPTS reaches the graders it starts) are not the grader's: with "-x" the suites
+    stopped at the first failure, and every later rubric test was "not run" (exit 2)."""
+    submission = make_submission(tmp_path / "sub", base=STUBS)
+    plain, plain_score = grade(submission, tmp_path / "plain", "--topic", "bleu")
+    proc, score = grade(submission, tmp_path / "env", "--topic", "bleu",
+                        env={"PYTEST_ADDOPTS": "-x -rs --maxfail=1", "PYTEST_PLUGINS": "no_such_plugin_anywhere"})
+    assert plain.returncode == 0 and proc.returncode == 0, proc.stderr
+    def outcomes(score):
+        return [(x["id"], x["earned"], x["outcome"], x["message"]) for t in score["topics"] for x in t["tests"]]
+    assert outcomes(score) == outcomes(plain_score) and len(outcomes(score)) > 3
+    assert os.environ.get("PYTEST_ADDOPTS") != "-x -rs --maxfail=1", "the grading's environment is restored"
