@@ -164,6 +164,27 @@ def expect_weights(alpha, want, args, what, tol):
     expect_close(alpha, want, f"{what}: alpha", tol=tol)
 
 
+def where_not_finite(alpha, context, args) -> tuple[str, bool]:
+    """Where the first nan or inf is, and what its row holds that could make one: every position
+    masked (a softmax over nothing: named, True), or its largest score (exp overflows past ~709)."""
+    alpha, context = np.asarray(alpha, dtype=float), np.asarray(context, dtype=float)
+    bad_alpha, bad_context = np.argwhere(~np.isfinite(alpha)), np.argwhere(~np.isfinite(context))
+    n, name = (int(bad_alpha[0][0]), f"alpha[{bad_alpha[0][0]}, {bad_alpha[0][1]}] = {alpha[tuple(bad_alpha[0])]}") \
+        if len(bad_alpha) else (int(bad_context[0][0]),
+                                f"context[{bad_context[0][0]}, {bad_context[0][1]}] = {context[tuple(bad_context[0])]}")
+    s_prev, H, Wa, Ua, va, *rest = args
+    mask = np.asarray(rest[0], dtype=bool) if rest and rest[0] is not None else np.ones(alpha.shape, dtype=bool)
+    pre = np.tanh(s_prev[n] @ Wa + H[n] @ Ua) @ va            # row n's scores e[n, :]
+    if not mask[n].any():
+        row = _("row {n} has every position masked: its weights are all 0 (nothing to normalise), not 0 / 0").format(n=n)
+    else:
+        top = float(pre[mask[n]].max())
+        row = _("row {n}'s largest real score is {top}").format(n=n, top=f"{top:.4g}")
+        if top > 709:
+            row += _(" (exp of a number above about 709 is inf in float64)")
+    return f"{name}; {row}", not mask[n].any()
+
+
 def call(attention, args, N, Tx, Dh, what):
     context, alpha = expect_tuple(attention.additive_attention(*args), 2, what)
     expect_array(context, (N, Dh), f"{what}: context")
@@ -173,8 +194,10 @@ def call(attention, args, N, Tx, Dh, what):
         if known:
             raise CheckFailed(_("{what}: alpha or context contains nan or inf: {diagnosis}").format(
                 what=what, diagnosis=known), "diagnosed")
+        where, named = where_not_finite(alpha, context, args)
         raise CheckFailed(_("{what}: alpha or context contains nan or inf (the softmax's weights are finite for "
-                            "scores of any size, and a fully masked row gets zero weights)").format(what=what))
+                            "scores of any size, and a fully masked row gets zero weights): {where}").format(
+            what=what, where=where), "diagnosed" if named else "value")
     problem, named = normalisation_problem(alpha, args)
     if problem:
         raise CheckFailed(f"{what}: {problem}", "diagnosed" if named else "value")
