@@ -46,12 +46,16 @@ def planted_class(mutants: int, twins: int) -> tuple[dict[str, dict[str, str]], 
         disguised = reordered(renamed(students[name][module], f"c{k}"))
         compile(disguised, module, "exec")                           # the copy still runs
         students[f"copy-{name}"] = {**students[name], module: disguised}
-        host = next(h for h in hosts[k:] + hosts[:k] if students[h][module] == REFERENCE[module])
+        # a host not taken by an earlier alternative: a second copier of one host would replace
+        # the first (and its planted pairs would name a student who no longer holds the copy)
+        host = next(h for h in hosts[k:] + hosts[:k]
+                    if students[h][module] == REFERENCE[module] and f"copier-{h}" not in students)
         students[f"copier-{host}"] = {**students[host], module: reordered(renamed(students[name][module], f"m{k}"))}
         groups.append({name, f"copy-{name}", f"copier-{host}"})
     for host in hosts[:twins]:
         students[f"twin-{host}"] = dict(students[host])
         groups.append({host, f"twin-{host}"})
+    assert sum(n.startswith("copier-") for n in students) == len(alternatives), "one copier per alternative"
     return students, {pair for g in groups for pair in combinations(sorted(g), 2)}
 
 
