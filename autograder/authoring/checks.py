@@ -20,9 +20,10 @@ class CheckFailed(AssertionError):
     "shape" (a wrong type, shape or structure: the values were not even compared, and a hint
     about the math would mislead)."""
 
-    def __init__(self, message: str = "", kind: str = "value"):
+    def __init__(self, message: str = "", kind: str = "value", plain: str | None = None):
         super().__init__(message)
         self.kind = kind
+        self.plain = message if plain is None else plain   # the message without what a case added (`every_case`)
 
 
 # ------------------------------------------------------------------ rounding bounds
@@ -374,14 +375,14 @@ def every_case(cases, run_case, same, differs=None) -> None:
     recomputing under it reproduces the student's result on all of them (`Diagnosis`).
 
     `run_case(case, record)` calls the student, then `record(got, right, hypotheses)` (as
-    `Diagnosis.case`), then its checks, raising CheckFailed on a wrong answer; a CheckFailed
-    may carry `.plain`, its message without what the case added for an undiagnosed failure.
+    `Diagnosis.case`), then its checks, raising CheckFailed on a wrong answer; a named mistake
+    follows the failure's `plain` message (without what the case added for an undiagnosed one).
     After a first failure, a case that raises anything else (the student's code failing on
     another input) ends the run undiagnosed: the first failure is the one reported.
 
         def run_case(args, record):
             grads = student.backward(*args)
-            record(grads, variant(*args), ((_(text), variant(*args, **m)) for m, text in MISTAKES))
+            record(grads, variant(*args), variant_hypotheses(variant, MISTAKES, *args))
             expect_gradients(grads, numeric(args), NAMES, what)
         every_case(inputs, run_case, same_gradients)
     """
@@ -402,8 +403,13 @@ def every_case(cases, run_case, same, differs=None) -> None:
     known = diagnosis.message()
     if not known:
         raise first
-    raise CheckFailed(_("{failure}: {diagnosis}").format(failure=getattr(first, "plain", str(first)), diagnosis=known),
-                      "diagnosed") from None
+    raise CheckFailed(_("{failure}: {diagnosis}").format(failure=first.plain, diagnosis=known), "diagnosed") from None
+
+
+def variant_hypotheses(variant, mistakes, *args):
+    """(message, what `variant` gives with that mistake on `args`) of each (mistake keywords,
+    message) of `mistakes`: the hypotheses of `Diagnosis.case`, messages translated."""
+    return ((_(text), variant(*args, **mistake)) for mistake, text in mistakes)
 
 
 def diagnose(got, right, hypotheses, same, differs=None) -> str:

@@ -114,20 +114,29 @@ ZH_MESSAGE = ("fault_injection.log_abs_cumprod 还没有实现：请填写 fault
 NO_FONT_HAS = "\U0010fffd"          # a private-use code point: its glyph is any font's .notdef
 
 
-def _drawn_texts(monkeypatch, lab: LabRecord) -> list[tuple[str, int, str]]:
-    """(font file, face index, text) of every text the figure drew, read where Pillow draws it."""
+def _recording_texts(monkeypatch) -> list[dict]:
+    """From now on, every text Pillow draws, as it draws it: its font file and face index, the
+    text, its box and the size of the image it is drawn on."""
     from PIL import ImageDraw
 
-    drawn = []
+    drawn: list[dict] = []
     draw_text = ImageDraw.ImageDraw.multiline_text
 
     def recording(self, xy, text, fill=None, font=None, *args, **kwargs):
-        drawn.append((font.path, font.index, text))
+        spacing = kwargs.get("spacing", args[1] if len(args) > 1 else 4)
+        drawn.append({"path": font.path, "index": font.index, "text": text, "size": self.im.size,
+                      "box": self.multiline_textbbox(xy, text, font=font, spacing=spacing)})
         return draw_text(self, xy, text, fill, font, *args, **kwargs)
     monkeypatch.setattr(ImageDraw.ImageDraw, "multiline_text", recording)
+    return drawn
+
+
+def _drawn_texts(monkeypatch, lab: LabRecord) -> list[tuple[str, int, str]]:
+    """(font file, face index, text) of every text the figure drew, read where Pillow draws it."""
+    drawn = _recording_texts(monkeypatch)
     assert fault_figure.render_fault_plot(lab)
     assert drawn, "no text drawn?"
-    return drawn
+    return [(d["path"], d["index"], d["text"]) for d in drawn]
 
 
 def _notdef_glyphs(path: str, index: int, text: str) -> list[str]:
@@ -213,23 +222,9 @@ def test_a_zh_grading_of_the_stubs_draws_its_chinese_messages_without_boxes(tmp_
         assert not _notdef_glyphs(path, index, shown), (path, shown)
 
 
-def _texts_outside_the_image(monkeypatch) -> tuple[list, list]:
-    """Record, where Pillow draws it, each text's box and the image it is drawn on: (drawn, outside)."""
-    from PIL import ImageDraw
-
-    drawn, outside = [], []
-    draw_text = ImageDraw.ImageDraw.multiline_text
-
-    def recording(self, xy, text, fill=None, font=None, *args, **kwargs):
-        spacing = kwargs.get("spacing", args[1] if len(args) > 1 else 4)
-        left, top, right, bottom = self.multiline_textbbox(xy, text, font=font, spacing=spacing)
-        width, height = self.im.size
-        drawn.append(text)
-        if left < 0 or top < 0 or right > width or bottom > height:
-            outside.append((text, (left, top, right, bottom), (width, height)))
-        return draw_text(self, xy, text, fill, font, *args, **kwargs)
-    monkeypatch.setattr(ImageDraw.ImageDraw, "multiline_text", recording)
-    return drawn, outside
+def _outside_the_image(drawn: list[dict]) -> list:
+    return [(d["text"], d["box"], d["size"]) for d in drawn
+            if d["box"][0] < 0 or d["box"][1] < 0 or d["box"][2] > d["size"][0] or d["box"][3] > d["size"][1]]
 
 
 def test_no_text_of_a_stub_grading_runs_off_the_figure(tmp_path, monkeypatch):
@@ -240,8 +235,8 @@ def test_no_text_of_a_stub_grading_runs_off_the_figure(tmp_path, monkeypatch):
 
     submission = make_submission(tmp_path / "sub", base=STUBS)
     for language in ("en", "zh"):
-        drawn, outside = _texts_outside_the_image(monkeypatch)
+        drawn = _recording_texts(monkeypatch)
         proc, _score = grade(submission, tmp_path / language, "--topic", "fault_injection", "--lang", language)
         assert proc.returncode == 0, proc.stderr
-        assert any(text.startswith("Fault-injection lab") for text in drawn), drawn
-        assert not outside, (language, outside)
+        assert any(d["text"].startswith("Fault-injection lab") for d in drawn), drawn
+        assert not _outside_the_image(drawn), (language, _outside_the_image(drawn))

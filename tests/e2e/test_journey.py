@@ -157,8 +157,9 @@ def test_a_pull_request_at_each_hidden_detail_level(journey, dist, bundle_python
     checkout = student_checkout(dist, journey["submission"], tmp / "submission")
     proc, out, summary = _pr(dist, bundle_python, checkout, tmp, detail)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert per_topic(json.loads((out / "score.json").read_text())) == journey["expected"]
-    seen_on(journey, f"pr --hidden-detail {detail}", earned_of(per_topic(json.loads((out / "score.json").read_text()))))
+    got = per_topic(json.loads((out / "score.json").read_text()))
+    assert got == journey["expected"]
+    seen_on(journey, f"pr --hidden-detail {detail}", earned_of(got))
     if detail == "total":
         # What the student sees: the job log, the summary, the comment, and the artifact (all of reports/).
         seen = {"the job log": proc.stdout + proc.stderr, "the job summary": summary.read_text()}

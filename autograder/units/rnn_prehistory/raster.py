@@ -48,14 +48,19 @@ def rgba(colour, alpha: float = 1.0) -> tuple[int, int, int, int]:
     return r, g, b, round(255 * alpha)
 
 
+def _package_folder(name: str) -> Path | None:
+    """The folder of an installed package, found without importing it (None: not installed)."""
+    spec = importlib.util.find_spec(name)
+    return Path(next(iter(spec.submodule_search_locations))) if spec and spec.submodule_search_locations else None
+
+
 @cache
 def _font_file(bold: bool) -> str:
     # matplotlib's DejaVu Sans, found without importing matplotlib
-    spec = importlib.util.find_spec("matplotlib")
-    if spec is None or not spec.submodule_search_locations:
+    package = _package_folder("matplotlib")
+    if package is None:
         raise ImportError("matplotlib (whose DejaVu Sans fonts the figures use) is not installed")
-    folder = Path(next(iter(spec.submodule_search_locations))) / "mpl-data" / "fonts" / "ttf"
-    return str(folder / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"))
+    return str(package / "mpl-data" / "fonts" / "ttf" / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"))
 
 
 @cache
@@ -95,14 +100,9 @@ def _cmap(path: str, index: int = 0) -> frozenset[int]:
 
 def _shipped_fonts() -> list[tuple[str, int]]:
     """The installed packages' font faces of SHIPPED_FONTS, found without importing them."""
-    faces = []
-    for package, name, index in SHIPPED_FONTS:
-        spec = importlib.util.find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            path = Path(next(iter(spec.submodule_search_locations))) / name
-            if path.is_file():
-                faces.append((str(path), index))
-    return faces
+    folders = [(_package_folder(package), name, index) for package, name, index in SHIPPED_FONTS]
+    return [(str(folder / name), index) for folder, name, index in folders
+            if folder is not None and (folder / name).is_file()]
 
 
 @cache

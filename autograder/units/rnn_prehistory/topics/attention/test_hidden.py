@@ -51,10 +51,15 @@ def softmax_over(e, real, axis):
     return np.divide(w, total, out=np.zeros_like(w), where=total > 0)
 
 
+def scores(s_prev, H, Wa, Ua, va):
+    """e[n, t] = tanh(s_prev[n] Wa + H[n, t] Ua) . va, written here from the definition."""
+    return np.einsum("nta,a->nt", np.tanh(np.einsum("ns,sa->na", s_prev, Wa)[:, None, :]
+                                          + np.einsum("ntd,da->nta", H, Ua)), va)
+
+
 def wrong_normalisations(s_prev, H, Wa, Ua, va, real):
     """(weights, what the student did) for softmaxes over the wrong entries, on the same inputs."""
-    e = np.einsum("nta,a->nt", np.tanh(np.einsum("ns,sa->na", s_prev, Wa)[:, None, :]
-                                       + np.einsum("ntd,da->nta", H, Ua)), va)
+    e = scores(s_prev, H, Wa, Ua, va)
     return [
         (softmax_over(e, real, 0),
          _("your weights are a softmax over the batch axis (axis 0): alpha[:, t] sums to 1. The rows are separate "
@@ -167,18 +172,17 @@ def expect_weights(alpha, want, args, what, tol):
 def where_not_finite(alpha, context, args) -> tuple[str, bool]:
     """Where the first nan or inf is, and what its row holds that could make one: every position
     masked (a softmax over nothing: named, True), or its largest score (exp overflows past ~709)."""
-    alpha, context = np.asarray(alpha, dtype=float), np.asarray(context, dtype=float)
-    bad_alpha, bad_context = np.argwhere(~np.isfinite(alpha)), np.argwhere(~np.isfinite(context))
-    n, name = (int(bad_alpha[0][0]), f"alpha[{bad_alpha[0][0]}, {bad_alpha[0][1]}] = {alpha[tuple(bad_alpha[0])]}") \
-        if len(bad_alpha) else (int(bad_context[0][0]),
-                                f"context[{bad_context[0][0]}, {bad_context[0][1]}] = {context[tuple(bad_context[0])]}")
+    label, values = next((label, v) for label, v in (("alpha", np.asarray(alpha, dtype=float)),
+                                                     ("context", np.asarray(context, dtype=float)))
+                         if not np.all(np.isfinite(v)))
+    n, j = (int(i) for i in np.argwhere(~np.isfinite(values))[0])
+    name = f"{label}[{n}, {j}] = {values[n, j]}"
     s_prev, H, Wa, Ua, va, *rest = args
-    mask = np.asarray(rest[0], dtype=bool) if rest and rest[0] is not None else np.ones(alpha.shape, dtype=bool)
-    pre = np.tanh(s_prev[n] @ Wa + H[n] @ Ua) @ va            # row n's scores e[n, :]
+    mask = np.asarray(rest[0], dtype=bool) if rest and rest[0] is not None else np.ones(np.shape(alpha), dtype=bool)
     if not mask[n].any():
         row = _("row {n} has every position masked: its weights are all 0 (nothing to normalise), not 0 / 0").format(n=n)
     else:
-        top = float(pre[mask[n]].max())
+        top = float(scores(s_prev, H, Wa, Ua, va)[n][mask[n]].max())
         row = _("row {n}'s largest real score is {top}").format(n=n, top=f"{top:.4g}")
         if top > 709:
             row += _(" (exp of a number above about 709 is inf in float64)")
@@ -225,9 +229,7 @@ def context_variant(s_prev, H, Wa, Ua, va, mask, alpha, kind):
     if kind == "mean":
         count = real.sum(axis=1, keepdims=True)
         return np.einsum("nt,ntd->nd", np.divide(real, count, out=np.zeros(real.shape), where=count > 0), H)
-    e = np.einsum("nta,a->nt", np.tanh(np.einsum("ns,sa->na", s_prev, Wa)[:, None, :]
-                                       + np.einsum("ntd,da->nta", H, Ua)), va)
-    return np.einsum("nt,ntd->nd", np.where(real, e, 0.0), H)
+    return np.einsum("nt,ntd->nd", np.where(real, scores(s_prev, H, Wa, Ua, va), 0.0), H)
 
 
 def test_additive_attention_matches_reference(attention, reference, rng):

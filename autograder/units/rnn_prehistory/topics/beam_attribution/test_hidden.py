@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from autograder.authoring.checks import CheckFailed, diagnose, every_case
+from autograder.authoring.checks import CheckFailed, diagnose, every_case, variant_hypotheses
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
 from autograder.units.rnn_prehistory.helpers.language_models import (
@@ -260,10 +260,8 @@ def test_sequence_score_matches_direct_sum(beam_search, rng):
             what = _("sequence_score of a length-{length} sequence (random model, alpha={alpha}) is {got}, "
                      "expected {expected}").format(length=len(tokens), alpha=alpha, got=f"{got:.8g}",
                                                    expected=f"{want:.8g}")
-            failure = CheckFailed(_("{what} (each term conditions on bos and the tokens before it, and the sum is "
-                                    "divided by T**alpha with T = len(tokens))").format(what=what))
-            failure.plain = what
-            raise failure
+            raise CheckFailed(_("{what} (each term conditions on bos and the tokens before it, and the sum is "
+                                "divided by T**alpha with T = len(tokens))").format(what=what), plain=what)
 
     # every case runs: a mistake is named only when it gives the student's score on all of them
     every_case(cases, run_case, same=lambda a, b: math.isclose(a, b, rel_tol=TOL, abs_tol=TOL))
@@ -312,8 +310,7 @@ def every_search(beam_search, cases) -> None:
         search, expected, what, width = case
         lm, eos, beam_width, max_len, alpha = search
         got = as_results(beam_search.beam_search(lm, lm.bos, eos, beam_width, max_len, alpha), what)
-        record(got, beam_variant(*search),
-               ((_(text), beam_variant(*search, **mistake)) for mistake, text in BEAM_MISTAKES))
+        record(got, beam_variant(*search), variant_hypotheses(beam_variant, BEAM_MISTAKES, *search))
         compare_results(got, expected, what, beam_width=width)
     every_case(cases, run_case, _same)
 

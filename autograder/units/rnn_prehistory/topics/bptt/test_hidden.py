@@ -20,6 +20,7 @@ from autograder.authoring.checks import (
     finite_differences_stacked,
     norm_rel_error,
     rel_error,
+    variant_hypotheses,
 )
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
@@ -95,8 +96,7 @@ def test_rnn_step_backward_matches_finite_differences(bptt, rng):
         dnext, x, prev_h, Wx, Wh, b = args
         _h, cache = bptt.rnn_step_forward(x, prev_h, Wx, Wh, b)
         grads = expect_tuple(bptt.rnn_step_backward(dnext, cache), 5, "rnn_step_backward")
-        record(grads, step_backward_variant(*args),
-               ((_(text), step_backward_variant(*args, **mistake)) for mistake, text in STEP_BACKWARD_MISTAKES))
+        record(grads, step_backward_variant(*args), variant_hypotheses(step_backward_variant, STEP_BACKWARD_MISTAKES, *args))
 
         def losses(*probes):
             return np.sum(dnext * stacked.rnn_step(*probes), axis=(1, 2))

@@ -20,6 +20,7 @@ from autograder.authoring.checks import (
     finite_differences_stacked,
     norm_rel_error,
     rel_error,
+    variant_hypotheses,
 )
 from autograder.i18n import N_, _
 
@@ -185,7 +186,7 @@ def test_cell_gradient_norms_matches_explicit_jacobian_product(gate_derivative, 
         what = _("cell_gradient_norms for {sizes}").format(sizes=f"T={T}, N={N}, H={H}") + \
             (_(" (gates of any sign)") if signed else "")
         norms = expect_array(gate_derivative.cell_gradient_norms(fs), (T,), what)
-        record(norms, norms_variant(fs), ((_(text), norms_variant(fs, **mistake)) for mistake, text in NORMS_MISTAKES))
+        record(norms, norms_variant(fs), variant_hypotheses(norms_variant, NORMS_MISTAKES, fs))
         expect_close(norms, explicit_norms(fs), what)
 
     # every case runs: a mistake is named only when it gives the student's norms on all of them

@@ -27,6 +27,7 @@ from autograder.authoring.checks import (
     expect_tuple,
     finite_differences_stacked,
     rel_error,
+    variant_hypotheses,
 )
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory import stacked
@@ -268,18 +269,12 @@ def _largest(values) -> float:
     return float(np.max(np.abs(values))) if np.size(values) else 0.0
 
 
-def record_backward(record, grads, variant, mistakes, args) -> None:
-    """The student's `grads` on these inputs beside the right ones and each known mistake's (`every_case`)."""
-    record(grads, variant(*args), ((_(text), variant(*args, **mistake)) for mistake, text in mistakes))
-
-
 def forward_off_as_well(failure: CheckFailed, known: str) -> CheckFailed:
     """`failure`, saying what the forward pass got wrong too (`known`); plain: `failure` alone."""
     if not known:
         return failure
-    extended = CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(failure=failure, known=known))
-    extended.plain = str(failure)
-    return extended
+    return CheckFailed(_("{failure}. Your forward pass is off as well. {known}").format(failure=failure, known=known),
+                       plain=str(failure))
 
 
 # --------------------------------------------------------------------------- inputs
@@ -313,22 +308,21 @@ def test_gru_step_backward_matches_finite_differences(gru_lstm, rng):
     cases = []
     for N, D, H in [(2, 3, 4), (3, 2, 2), (1, 3, 4)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = gru_inputs(rng, N, D, H)
-        cases.append((rng.normal(size=(N, H)), args))
+        cases.append((rng.normal(size=(N, H)), args, f"gru_step_backward (N={N}, D={D}, H={H})"))
 
     def run_case(case, record):
-        dnext, args = case
+        dnext, args, what = case
         next_h, cache = expect_tuple(gru_lstm.gru_step_forward(*args), 2, "gru_step_forward")
         grads = expect_tuple(gru_lstm.gru_step_backward(dnext, cache), 5, "gru_step_backward")
-        record_backward(record, grads, gru_backward_variant, GRU_BACKWARD_MISTAKES, (dnext, *args))
+        record(grads, gru_backward_variant(dnext, *args),
+               variant_hypotheses(gru_backward_variant, GRU_BACKWARD_MISTAKES, dnext, *args))
 
         def losses(*probes):
             return np.sum(dnext * stacked.gru_step(*probes), axis=(1, 2))
 
-        N, H = dnext.shape
         try:
             numeric = finite_differences_stacked(losses, list(args), FD_STEP)
-            expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"],
-                             f"gru_step_backward (N={N}, D={args[0].shape[1]}, H={H})")
+            expect_gradients(grads, numeric, ["dx", "dprev_h", "dWx", "dWh", "db"], what)
         except CheckFailed as failure:
             raise forward_off_as_well(failure, safely(lambda: recognise_gru(next_h, args))) from None
 
@@ -387,23 +381,22 @@ def test_lstm_step_backward_matches_finite_differences(gru_lstm, rng):
     cases = []
     for N, D, H in [(2, 3, 2), (3, 2, 3), (1, 3, 2)]:      # a batch of one keeps its axis: (1, H), never (H,)
         args = lstm_inputs(rng, N, D, H)
-        cases.append((rng.normal(size=(N, H)), rng.normal(size=(N, H)), args))
+        cases.append((rng.normal(size=(N, H)), rng.normal(size=(N, H)), args, f"lstm_step_backward (N={N}, D={D}, H={H})"))
 
     def run_case(case, record):
-        dnext_h, dnext_c, args = case
+        dnext_h, dnext_c, args, what = case
         out = expect_tuple(gru_lstm.lstm_step_forward(*args), 3, "lstm_step_forward")
         grads = expect_tuple(gru_lstm.lstm_step_backward(dnext_h, dnext_c, out[2]), 6, "lstm_step_backward")
-        record_backward(record, grads, lstm_backward_variant, LSTM_BACKWARD_MISTAKES, (dnext_h, dnext_c, *args))
+        record(grads, lstm_backward_variant(dnext_h, dnext_c, *args),
+               variant_hypotheses(lstm_backward_variant, LSTM_BACKWARD_MISTAKES, dnext_h, dnext_c, *args))
 
         def losses(*probes):
             h, c = stacked.lstm_step(*probes)
             return np.sum(dnext_h * h, axis=(1, 2)) + np.sum(dnext_c * c, axis=(1, 2))
 
-        N, H = dnext_h.shape
         try:
             numeric = finite_differences_stacked(losses, list(args), FD_STEP)
-            expect_gradients(grads, numeric, ["dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"],
-                             f"lstm_step_backward (N={N}, D={args[0].shape[1]}, H={H})")
+            expect_gradients(grads, numeric, ["dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"], what)
         except CheckFailed as failure:
             raise forward_off_as_well(failure, safely(lambda: recognise_lstm(out[0], out[1], args))) from None
 
