@@ -33,7 +33,6 @@ This module holds the worker's side (`WorkerSide`); the grader's is in `pipe.Wor
 from __future__ import annotations
 
 import builtins
-import json
 from typing import Any
 
 from autograder.isolation import wire
@@ -106,7 +105,8 @@ class WorkerSide:
         self._refs: dict[int, object] = {}
         self._pending: list[tuple[list, dict]] = []    # arguments of the callbacks waiting for the grader
         # Bound now, before any student code runs in this process (see worker._mutation_checker).
-        self._read_frame, self._write_frame, self._to_plain = _read_frame, wire.write_frame, wire.to_plain
+        self._read_frame, self._write_frame, self._to_plain, self._frame = (_read_frame, wire.write_frame,
+                                                                            wire.to_plain, wire.frame)
 
     def open(self, infile, fd_out: int) -> None:
         self._infile, self._fd_out = infile, fd_out
@@ -142,7 +142,7 @@ class WorkerSide:
         return self._to_plain(value, objects=self._keep)
 
     def _send(self, frame: dict) -> None:
-        self._write_frame(self._fd_out, json.dumps(dict(frame, id=self._request), allow_nan=False).encode())
+        self._write_frame(self._fd_out, self._frame(dict(frame, id=self._request)))
 
     def call(self, token: int, args: tuple, kwargs: dict):
         """Run the grader-side callable `token` on these arguments and return its result."""

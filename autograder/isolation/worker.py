@@ -332,8 +332,8 @@ def serve(fd_in: int, fd_out: int) -> None:
             replies = handlers[req["op"]](req)
             for reply in [replies] if isinstance(replies, dict) else replies:
                 reply["id"] = req["id"]
-                # Replies are already plain structures: encode them without re-tagging.
-                wire.write_frame(fd_out, json.dumps(reply, allow_nan=False).encode())
+                # Replies are already plain structures: frame them without re-tagging.
+                wire.write_frame(fd_out, wire.frame(reply))
         finally:
             side.end()       # what the grader lent for this request is revoked
 

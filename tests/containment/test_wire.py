@@ -74,7 +74,7 @@ def test_malformed_messages_raise_wire_error(raw):
 
 def test_a_reply_is_decoded_as_it_is_parsed_and_refuses_what_a_worker_never_sends():
     result = (np.arange(6.0).reshape(2, 3), [{"k": (1, math.inf)}], Counter({"a": 2}), {(1, 2): "pair"})
-    raw = json.dumps({"ok": True, "id": 3, "result": wire.to_plain(result)}).encode()
+    raw = wire.frame({"ok": True, "id": 3, "result": wire.to_plain(result)})
     reply = wire.parse_reply(raw)
     array, nested, counter, pairs = reply["result"]
     assert np.array_equal(array, result[0]) and nested == [{"k": (1, math.inf)}]
@@ -82,3 +82,27 @@ def test_a_reply_is_decoded_as_it_is_parsed_and_refuses_what_a_worker_never_send
     for forged in ({"$obj": ["BigramLM", {}]}, {"$nd": ["<f8", [2], "AAAA"]}, {"$f": "zero"}, {"$d": 5}):
         with pytest.raises(wire.WireError):
             wire.parse_reply(json.dumps({"ok": True, "id": 3, "result": [forged]}).encode())
+
+
+def test_arrays_travel_as_raw_bytes_after_the_json_and_strings_with_nul_stay_strings():
+    values = (np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3).T, np.array([True, False]),
+              np.zeros((0, 4)), "a\0b", [np.int8(3), np.arange(3, dtype=np.complex128)])
+    raw = wire.dumps(values)
+    text, _nul, arrays = raw.partition(b"\0")
+    assert b"\0" not in text and len(arrays) == 48 + 48 + 2 + 48      # the bytes, not base64 in the JSON
+    back = wire.loads(raw)
+    assert back[4] == "a\0b" and back[5][0] == 3
+    for got, want in zip((back[0], back[1], back[2], back[3], back[5][1]), (*values[:4], values[5][1])):
+        assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+    assert back[1].flags.f_contiguous and not back[1].flags.c_contiguous     # a transpose stays one
+    assert back[0].flags.writeable and back[0].base is None                 # the decoder's own copy
+
+
+@pytest.mark.parametrize("body", [["<f8", [2], 8], ["<f8", [2], -8], ["<f8", [-1], 0], ["<f8", [2], True],
+                                  ["<f8", [2], 0.0], ["<f8", [2**40, 2**40], 0], ["O", [1], 0], ["<f8", "2", 0],
+                                  ["V8", [1], 0], ["<f8", [2]]])
+def test_a_forged_array_of_a_reply_is_refused_before_numpy_reads_it(body):
+    reply = json.dumps({"ok": True, "id": 3, "result": {"$nd": body}}).encode() + b"\0" + bytes(16)
+    with pytest.raises(wire.WireError):
+        wire.parse_reply(reply)
+

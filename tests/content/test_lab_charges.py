@@ -39,3 +39,31 @@ def test_a_wrong_radius_costs_its_own_tests_not_the_measured_signals(tmp_path):
                 "rho_one_tanh_saturation_still_decays"):
         test = hidden[f"hidden::test_{key}_measured"]
         assert test["outcome"] == "passed", test["message"]
+
+
+def test_the_broken_runs_start_only_once_the_students_own_run_returned(tmp_path, monkeypatch):
+    """Each run with a broken primitive costs a fresh worker and a whole lab. A lab whose own
+    run raises is never judged on them (the measured tests stop at its error), so the grader
+    starts them only after the student's run returned: none for a lab that is still the stub,
+    three for the reference, whose scores are what they were."""
+    from autograder.isolation.sandbox import Sandbox
+
+    started = []
+    call_replaced = Sandbox.call_replaced
+
+    def counted(self, *args, **kwargs):
+        started.append(args[1])
+        return call_replaced(self, *args, **kwargs)
+
+    monkeypatch.setattr(Sandbox, "call_replaced", counted)
+    stub_lab = make_submission(tmp_path / "stub-lab")
+    shutil.copyfile(STUBS / "fault_injection.py", stub_lab / "fault_injection.py")
+    proc, score = grade(stub_lab, tmp_path / "out-stub", "--topic", "fault_injection", "--suite", "hidden")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert started == []
+    assert all(t["outcome"] != "passed" for t in _hidden(score).values())
+    proc, score = grade(make_submission(tmp_path / "reference"), tmp_path / "out-ref", "--topic", "fault_injection",
+                        "--suite", "hidden")
+    assert proc.returncode == 0, proc.stderr
+    assert started == ["run_fault_injection"] * 3
+    assert all(t["outcome"] == "passed" for t in _hidden(score).values())
