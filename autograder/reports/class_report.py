@@ -11,7 +11,6 @@ Student-derived text (folder names, messages) goes through the sanitiser of its 
 from __future__ import annotations
 
 import html
-import io
 import json
 import re
 import statistics
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from autograder import i18n
 from autograder.i18n import _
+from autograder.reports import histograms
 from autograder.reports.files import atomic_write
 from autograder.reports.similarity import excerpt
 from autograder.reports.text import csv_cell, markdown, one_line, plain
@@ -321,38 +321,18 @@ def _side_by_side(s: ClassSummary) -> list[str]:
     return parts
 
 
-def figure(s: ClassSummary):
-    """One histogram per topic and one of the total; counts are whole students."""
-    # Imported here for start-up speed: matplotlib (~0.55 s of CPU) loads only when a class report is drawn.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    panels = [(f"{t.id} ({t.possible:g} pts)", [100.0 * v / t.possible for v in t.scores] if t.possible else [])
-              for t in s.topics] + [("total", s.totals)]
-    cols = 4
-    rows = -(-len(panels) // cols)
-    fig = Figure(figsize=(3.2 * cols, 2.3 * rows), dpi=90)
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(rows, cols, squeeze=False).ravel()
-    for ax, (title, values) in zip(axes, panels):
-        ax.hist(values, bins=[10 * i for i in range(BINS + 1)], color="#4c72b0", edgecolor="white")
-        ax.set_title(title, fontsize=9)
-        ax.set_xlim(0, 100)
-        ax.set_xlabel("% of the topic's points", fontsize=7)
-        ax.tick_params(labelsize=7)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
-    fig.suptitle(f"{s.assignment}: students per score band ({len(s.totals)} graded)", fontsize=10)
-    fig.subplots_adjust(left=0.05, right=0.99, bottom=0.1, top=0.86, wspace=0.3, hspace=0.75)
-    return fig
-
-
 def render_png(s: ClassSummary) -> bytes:
-    png = io.BytesIO()
-    figure(s).savefig(png, format="png")
-    return png.getvalue()
+    """One histogram per topic and one of the total; counts are whole students."""
+    def bands(percents: list[float]) -> list[int]:
+        counts = [0] * BINS
+        for p in percents:
+            counts[min(BINS - 1, int(BINS * p / 100))] += 1
+        return counts
+
+    panels = [(f"{t.id} ({t.possible:g} pts)", t.histogram() if t.possible else [0] * BINS) for t in s.topics]
+    panels.append(("total", bands(s.totals)))
+    return histograms.png(f"{s.assignment}: students per score band ({len(s.totals)} graded)", panels,
+                          [100 * i // BINS for i in range(BINS + 1)], "% of the topic's points")
 
 
 def write(out: Path, unit, rows: list[dict], version: str = "", similar: tuple | None = None,

@@ -85,3 +85,47 @@ def test_the_class_files_in_chinese_have_chinese_headings_one_decimal_and_no_bac
     text = re.sub(r"<style>.*?</style>", "", page, flags=re.DOTALL)
     assert "`" not in text, re.findall(r".{40}`.{40}", text)
     assert "<code>python -c &quot;import bleu&quot;</code>" in page
+
+
+def test_class_png_bars_are_as_tall_as_their_counts_and_the_axis_counts_whole_students():
+    """class.png is drawn with Pillow (reports/histograms.py). Read back, each band's bar is
+    as tall as its count of students on the panel's scale, empty bands have no bar, and the
+    count axis has whole numbers only, up to at least the tallest bar."""
+    import io
+
+    from PIL import Image
+
+    from autograder.reports import histograms
+
+    counts = [0, 1, 2, 3, 0, 5, 8, 1, 0, 4]
+    edges = list(range(0, 101, 10))
+    image = Image.open(io.BytesIO(histograms.png("t", [("one", counts)], edges, "%"))).convert("RGB")
+    pixels = image.load()
+    w, h = round(histograms.PANEL_W * histograms.DPI), round(histograms.PANEL_H * histograms.DPI)
+    left, right, top, bottom = 34, w - 10, 30 + 22, 30 + h - 34
+    heights = []
+    for band in range(10):
+        x = round(left + (right - left) * (band + 0.5) / 10)
+        heights.append(sum(pixels[x, y] == histograms.BAR for y in range(top, bottom + 1)))
+    assert [h > 0 for h in heights] == [c > 0 for c in counts], heights
+    per_student = heights[counts.index(1)]
+    for h_px, c in zip(heights, counts):
+        assert abs(h_px - c * per_student) <= c, (heights, counts)     # a white edge line per bar at most
+    for top_count in (0, 1, 2, 3, 7, 11, 40, 199, 1234):
+        ticks = histograms.integer_ticks(top_count)
+        assert all(type(t) is int for t in ticks) and ticks[0] == 0 and ticks[-1] >= top_count
+        assert 2 <= len(ticks) <= 6
+
+
+def test_the_class_report_is_drawn_without_matplotlib(tmp_path):
+    """Importing matplotlib and drawing the ten panels with it cost ~1 CPU-s of every batch run."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from autograder.reports import class_report; "
+            "s = class_report.ClassSummary('u', '', 2, [class_report.TopicStats('a', 10.0, [5.0, 10.0])], [50.0, 100.0],"
+            " [], [], [], [], []); "
+            "assert class_report.render_png(s)[:8] == b'\\x89PNG\\r\\n\\x1a\\n'; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
