@@ -1,6 +1,6 @@
 """`make release`: the student repository and the grader bundle, from this repository.
 
-    python scripts/release.py [--assignment NAME|PATH] [--out dist]
+    python scripts/release.py [--unit NAME|PATH] [--out dist]
 
 writes
 - `dist/student/`: the stubs and public tests, the engine and the unit's public part
@@ -274,10 +274,10 @@ def build(out: Path, unit_name=None) -> tuple[Path, Path, list[str]]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--assignment", default=None, metavar="NAME|PATH")
+    p.add_argument("--unit", "--assignment", dest="unit", default=None, metavar="NAME|PATH")
     p.add_argument("--out", type=Path, default=REPO / "dist")
     args = p.parse_args(argv)
-    student, bundle, leaks = build(args.out, args.assignment)
+    student, bundle, leaks = build(args.out, args.unit)
     for leak in leaks[:50]:
         print(f"leak: {leak}")
     if leaks:

@@ -36,7 +36,7 @@ def run(args) -> int:
     root = Path(args.root)
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
-    unit = load_unit(args.assignment)
+    unit = load_unit(args.unit)
     i18n.activate(args.lang, unit.locale_dirs())        # what the student reads when nothing is graded
     entry = submissions.from_upload(root / "submission", {t.module for t in unit.topics})
     if entry.status != "ok":
