@@ -178,10 +178,11 @@ def build(release: Path, unit, root: Path) -> tuple[dict, dict]:
     return plan, grafted
 
 
-def hidden_earned(score: dict) -> dict[str, float]:
-    from autograder.unit.test_ids import TestId  # imported as main() imports the grader: from this checkout
-    return {f"{t['id']}::{x['id']}": x["earned"] for t in score["topics"] for x in t["tests"]
-            if TestId.parse(x["id"]).hidden}
+def hidden_earned(score: dict) -> dict:
+    """TopicTestId -> points earned, of every hidden test of a score.json."""
+    from autograder.unit.test_ids import TestId, TopicTestId  # imported as main() imports the grader
+    earned = {TopicTestId(t["id"], TestId.parse(x["id"])): x["earned"] for t in score["topics"] for x in t["tests"]}
+    return {test: points for test, points in earned.items() if test.test.hidden}
 
 
 def leaks(scores: dict[str, dict], grafted: dict, unit) -> list[str]:
@@ -190,12 +191,12 @@ def leaks(scores: dict[str, dict], grafted: dict, unit) -> list[str]:
     baseline = hidden_earned(scores[BASELINE])
     problems = []
     for name, what in grafted.items():
-        gained = sorted(test for test, earned in hidden_earned(scores[name]).items()
-                        if earned > baseline.get(test, 0.0) + 1e-9)
+        gained = sorted((test for test, earned in hidden_earned(scores[name]).items()
+                         if earned > baseline.get(test, 0.0) + 1e-9), key=str)
         if gained:
-            modules = {unit.topic(test.split("::")[0]).module for test in gained}
+            modules = {unit.topic(test.topic).module for test in gained}
             suspects = [w for w in what if w.split(" -> ")[1].split(".")[0] in modules]
-            problems.append(f"{name} earns hidden points on {gained} grafting {suspects}")
+            problems.append(f"{name} earns hidden points on {[str(t) for t in gained]} grafting {suspects}")
     return problems
 
 
