@@ -31,6 +31,7 @@ from autograder.grading.score import TopicStatus
 from autograder.grading.seed import submission_seed
 from autograder.intake import submissions
 from autograder.intake.manifest import read_manifest, tampered_files
+from autograder.intake.submissions import EntryStatus
 from autograder.pipeline import EXIT_GRADER, EXIT_INTERRUPTED, EXIT_OK
 from autograder.reports import class_report, similarity
 from autograder.reports.class_csv import write_class_csv
@@ -110,7 +111,7 @@ def run(args) -> int:
         progress = Progress(len(mine))
         tasks: queue.Queue = queue.Queue()
         for i, entry in enumerate(mine):
-            if entry.status != "ok":
+            if entry.status != EntryStatus.OK:
                 rows[i] = dict(_blank_row(entry.name), status=SubmissionStatus(entry.status), detail=entry.detail)
             elif not getattr(args, "force", False) and (row := previous_row(unit, entry, args, version)):
                 rows[i] = row
@@ -149,7 +150,7 @@ def run(args) -> int:
         # job died), before the scratch folder goes: an archive's files may still be there.
         for i, entry in enumerate(mine):
             prints = student_folder(args.out, entry.name) / similarity.FILE
-            if entry.status == "ok" and i in rows and entry.folder is not None and not _newer(prints, started):
+            if entry.status == EntryStatus.OK and i in rows and entry.folder is not None and not _newer(prints, started):
                 similarity.write_fingerprints(prints.parent, entry.folder, unit.modules, given(unit))
     except KeyboardInterrupt:
         # Ctrl-C: no class file of part of the class (an earlier one would be stale: removed);
@@ -165,7 +166,7 @@ def run(args) -> int:
         if not interrupted:
             if manifest is not None:
                 for i, entry in enumerate(mine):
-                    if i in rows and entry.status == "ok":
+                    if i in rows and entry.status == EntryStatus.OK:
                         rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs, unit.modules)
             done = [rows[i] for i in sorted(rows)]
             name = write_class_csv(args.out, unit, done, k, n, version)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from autograder.intake.submissions import EntryStatus
+
 
 class SubmissionStatus(StrEnum):
     GRADED = "graded"
     NOT_IMPLEMENTED = "not_implemented"      # graded, and every topic still the stub
-    MISSING = "missing"                      # nothing handed in (no module file)
-    NOT_A_SUBMISSION = "not_a_submission"    # handed in, but nothing the grader may read (a link, a bad archive)
+    MISSING = EntryStatus.MISSING.value                    # intake's word: nothing handed in
+    NOT_A_SUBMISSION = EntryStatus.NOT_A_SUBMISSION.value  # intake's word: nothing the grader may read
     GRADER_ERROR = "grader_error"            # the grader could not run
     # The whole grading took longer than `batch --timeout`. class.csv keeps the word it has
     # always written ("timeout"): instructors' scripts read it.
