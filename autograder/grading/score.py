@@ -20,9 +20,9 @@ SCHEMA = "autograder.score/v1"
 
 
 class TopicStatus(StrEnum):
-    """How a topic's grading went (score.json's topic "status"). TIMEOUT: importing its
-    module took longer than the limit of one call (a whole submission over its limit is
-    batch's class.csv status `SubmissionStatus.OVER_TIME_LIMIT`, reports/class_csv.py)."""
+    """How a topic's grading went (score.json's topic "status"). TIMEOUT: the import of its
+    module took longer than the import limit (a whole submission over `batch --timeout` is
+    class.csv's `SubmissionStatus.OVER_TIME_LIMIT`, reports/submission_status.py)."""
 
     GRADED = "graded"
     NOT_IMPLEMENTED = "not_implemented"

@@ -3,7 +3,8 @@ writes, `merge` joins, and the class report and `export` read. Its values are th
 class.csv has always held; the groups below are the only lists of them.
 
 A topic's own status (score.json's, `grading.score.TopicStatus`) is another thing: its
-`timeout` is one call of the student's code over the limit of a call, where
+`timeout` is the import of the topic's module over the import limit (and a test's outcome
+`timeout`, `grading.score.Outcome`, one call over the limit of a call), where
 `OVER_TIME_LIMIT` is the grading of a whole submission over `batch --timeout`.
 """
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from autograder.unit.rubric import SafeLoader
-from autograder.unit.test_ids import TestId, TopicTestId, names_a_test, topic_of
+from autograder.unit.test_ids import TestId, TopicTestId, names_a_test
 
 
 class Readiness(StrEnum):
@@ -35,19 +35,26 @@ class OralExam:
     questions: tuple[Question, ...]
 
 
+def _reference(text: str, rubric_tests: dict[str, set[TestId]]) -> str | TopicTestId | None:
+    """The topic or the test of it that `text` names, or None when the rubric has no such thing."""
+    if not names_a_test(text):
+        return text if text in rubric_tests else None
+    try:
+        test = TopicTestId.parse(text)
+    except ValueError:
+        return None
+    return test if test.test in rubric_tests.get(test.topic, set()) else None
+
+
 def load(path: Path, rubric_tests: dict[str, set[TestId]]) -> OralExam:
     """Read and check the file: every reference names a topic or a rubric test of it."""
     data = yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader) or {}
     questions = []
     for number, entry in enumerate(data.get("questions") or [], start=1):
-        backed: list[str | TopicTestId] = []
+        backed = []
         for text in (str(ref) for ref in entry.get("backed_by") or ()):
-            try:
-                ref = TopicTestId.parse(text) if names_a_test(text) else text
-            except ValueError:
-                ref = None
-            if ref is None or topic_of(ref) not in rubric_tests or \
-                    (isinstance(ref, TopicTestId) and ref.test not in rubric_tests[ref.topic]):
+            ref = _reference(text, rubric_tests)
+            if ref is None:
                 raise ValueError(f"{path.name}: question {number} is backed by {text!r}, which is not in the rubric")
             backed.append(ref)
         questions.append(Question(number, {k: str(entry[k]) for k in ("en", "zh") if k in entry}, tuple(backed)))
