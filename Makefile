@@ -5,13 +5,15 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# The unit to grade and release (make grade UNIT=...); ASSIGNMENT= is its former name, still read.
 ASSIGNMENT ?= rnn_prehistory
+UNIT ?= $(ASSIGNMENT)
 # make test's processes: one more than the cores. A grading in a test alternates between the
 # test's process and the worker it starts, so each process leaves its core idle now and then;
 # on 2 cores, 3 processes took 8 % less time than 2 (four runs of each, alternated).
 TEST_JOBS ?= $(shell python3 -c "import os; print((os.cpu_count() or 1) + 1)")
 SWEEP_JOBS ?= auto
-SUBMISSION ?= assignments/$(ASSIGNMENT)
+SUBMISSION ?= assignments/$(UNIT)
 OUT ?= reports
 GRADE_ARGS ?=
 
@@ -59,7 +61,7 @@ catalogues: $(LOCALE_PO:.po=.mo)
 CACHED := env -u PYTHONDONTWRITEBYTECODE
 
 grade: $(VENV)/.installed-base catalogues
-	$(CACHED) $(PY) -m autograder grade $(SUBMISSION) --assignment $(ASSIGNMENT) --out $(OUT) $(GRADE_ARGS)
+	$(CACHED) $(PY) -m autograder grade $(SUBMISSION) --unit $(UNIT) --out $(OUT) $(GRADE_ARGS)
 
 # On TEST_JOBS processes; tests/conftest.py decides which tests must share one and starts the
 # longest first (what each took last time: .pytest_durations). The lint runs beside them (mypy
@@ -101,7 +103,7 @@ procedure: $(VENV)/.installed-base
 
 # The public tests' blocks of expected values (PyTorch is a dev extra; a test fails on drift).
 literals: $(VENV)/.installed-dev
-	$(PY) scripts/make_public_literals.py --assignment $(ASSIGNMENT)
+	$(PY) scripts/make_public_literals.py --unit $(UNIT)
 
 # The dev extras and Otter-Grader (the bench extra), whose `otter run` is one of the series.
 $(VENV)/.installed-bench: pyproject.toml | venv
@@ -112,7 +114,7 @@ bench: $(VENV)/.installed-bench catalogues
 	$(CACHED) $(PY) scripts/bench.py
 
 release: $(VENV)/.installed-base
-	$(PY) scripts/release.py --assignment $(ASSIGNMENT)
+	$(PY) scripts/release.py --unit $(UNIT)
 
 clean:
 	rm -rf $(VENV) $(OUT) .bench dist

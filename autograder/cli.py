@@ -3,8 +3,8 @@
 `new-unit NAME`, `new-topic UNIT NAME`, `build [UNIT]` (the derived files) and `check UNIT` (a unit's own checks).
 
 Exit status: 0 graded; 1 graded but below --fail-under; 2 the grader could not run.
-The assignment is a unit folder (`--assignment NAME|PATH`); with one unit installed it
-is the default.
+The unit to grade is named by `--unit NAME|PATH` (a unit's name or folder); with one unit
+installed it is the default. `--assignment` is its former name, still accepted everywhere.
 """
 
 from __future__ import annotations
@@ -29,18 +29,23 @@ COMMANDS = {"grade": "grade", "batch": "batch", "pr": "pr", "merge": "merge", "g
             "check": "check", "new-topic": "new_topic"}
 
 
+def _unit_option(cmd, what: str = "the unit to grade") -> None:
+    """--unit, and --assignment: its former name, kept for the scripts that still pass it."""
+    cmd.add_argument("--unit", "--assignment", dest="unit", default=None, metavar="NAME|PATH",
+                     help=f"{what} (default: the only one installed; --assignment is the former name of --unit)")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade one submission folder")
     g.add_argument("submission", nargs="?", type=Path, default=None,
-                   help="folder holding the topic modules (default: the assignment's stub folder)")
+                   help="folder holding the topic modules (default: the unit's stub folder)")
     b = sub.add_parser("batch", help="grade every sub-folder of ROOT (one submission each)")
     b.add_argument("root", type=Path)
     for cmd in (g, b):
-        cmd.add_argument("--assignment", default=None, metavar="NAME|PATH",
-                         help="the unit to grade (default: the only one installed)")
+        _unit_option(cmd)
         cmd.add_argument("--suite", choices=["public", "hidden", "all"], default="all")
         cmd.add_argument("--topic", action="append", dest="topics", metavar="ID",
                          help="grade only this topic (repeatable)")
@@ -79,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("checkout", type=Path, help="the pull request's checkout (only its module files are used)")
     r.add_argument("--manifest", type=Path, required=True, help="the instructor's protected-files.sha256")
     r.add_argument("--out", type=Path, default=Path("reports"))
-    r.add_argument("--assignment", default=None, metavar="NAME|PATH")
+    _unit_option(r)
     r.add_argument("--hidden-detail", choices=HIDDEN_DETAIL, default="tests",
                    help="what students see of hidden tests in every report, the comment and the summary: total "
                         "per topic, test names and messages, or also hints")
@@ -91,8 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     m = sub.add_parser("merge", help="merge the class files of a sharded batch into one class file and report")
     m.add_argument("shards", type=Path, nargs="+", metavar="SHARD_DIR", help="the --out folder of each shard")
     m.add_argument("--out", type=Path, required=True, help="where the merged class.csv, report and folders go")
-    m.add_argument("--assignment", default=None, metavar="NAME|PATH",
-                   help="the unit the shards graded (default: the only one installed)")
+    _unit_option(m, "the unit the shards graded")
     m.add_argument("--lang", choices=["en", "zh"], default=None,
                    help="language of the class report (default: from the locale)")
 
@@ -111,7 +115,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="the class folder graded: its entries' times decide which of a student's submissions is "
                         "the later one, and which are late (when no roster gives submission times)")
     x.add_argument("--out", type=Path, default=None, help="where the files go (default: DIR)")
-    x.add_argument("--assignment", default=None, metavar="NAME|PATH", help="the unit graded (default: the only one)")
+    _unit_option(x, "the unit graded")
     x.add_argument("--title", default=None, help="the assignment's column title in the LMS (default: the unit's name)")
     x.add_argument("--canvas-assignment", default=None, metavar="ID",
                    help="the Canvas assignment id to fill (default: Canvas creates a new assignment)")
@@ -123,8 +127,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("gradescope", help="grade ROOT/submission into ROOT/results/results.json (Gradescope)")
     s.add_argument("--root", type=Path, default=Path("/autograder"), help="Gradescope's folder (default: /autograder)")
-    s.add_argument("--assignment", default=None, metavar="NAME|PATH",
-                   help="the unit to grade (default: the only one installed)")
+    _unit_option(s)
     s.add_argument("--lang", choices=["en", "zh"], default=None,
                    help="language of messages and hints (default: from the locale)")
 

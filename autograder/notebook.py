@@ -39,9 +39,10 @@ from autograder.grading.score import TestOutcome
 from autograder.i18n import _
 from autograder.intake.files import read_regular
 from autograder.intake.notebooks import ANSWER_PREFIX, answer_body, answer_module, modules_in  # noqa: F401 - the course's names
-from autograder.reports.detail import HIDDEN_DETAIL, HIDDEN_TOTAL, is_hidden, shown_tests
+from autograder.reports.detail import HIDDEN_DETAIL, shown_tests
 from autograder.reports.markdown import OUTCOME_WORDS
 from autograder.unit.load import load_unit
+from autograder.unit.test_ids import HIDDEN_TOTAL, TestId
 from autograder.version import grader_version
 
 STUB_KEY = "autograder_release"    # an answer cell's metadata in the source notebook: its released text
@@ -155,7 +156,7 @@ def grading_settings(notebook: Path) -> tuple[int | None, str]:
 def _outcome(test: dict) -> TestOutcome:
     """A test of score.json as the reports hold it."""
     kind = test.get("kind", "")
-    return TestOutcome(test["id"], test["earned"], test["possible"], test["outcome"], test["message"],
+    return TestOutcome(TestId.parse(test["id"]), test["earned"], test["possible"], test["outcome"], test["message"],
                        test.get("hint", ""), not_implemented=kind if kind == "not_implemented" else None, kind=kind)
 
 
@@ -166,16 +167,17 @@ def grade_cell(topic: str, test_id: str, folder: str | Path = ".") -> None:
         i18n.activate(None)           # the kernel's locale (the grader's messages follow it too)
     modules = modules_in(Path(folder))
     seed, detail = grading_settings(Path(folder) / f"{topic}.ipynb")     # a notebook per topic, named by it
-    suite = "all" if test_id.startswith("hidden::") or hidden_suites_here() else "public"
+    wanted = TestId.parse(test_id)
+    suite = "all" if wanted.hidden or hidden_suites_here() else "public"
     score = _grade(topic, modules, suite, seed)
     tests = [_outcome(t) for x in score.get("topics", []) if x["id"] == topic for t in x["tests"]]
-    test = next((t for t in tests if t.id == test_id), None)
+    test = next((t for t in tests if t.id == wanted), None)
     if test is None:
         topic_message = next((x.get("message", "") for x in score.get("topics", []) if x["id"] == topic), "")
         raise GradeCellFailed(topic_message or _("{test} was not graded").format(test=test_id))
     if not test.passed:         # passed or not from the whole grading; what it says, from the cut
         shown = {t.id: t for t in shown_tests(tests, detail)}
-        test = shown[HIDDEN_TOTAL] if is_hidden(test_id) and HIDDEN_TOTAL in shown else shown[test_id]
+        test = shown[HIDDEN_TOTAL] if wanted.hidden and HIDDEN_TOTAL in shown else shown[wanted]
         text = f"{_(OUTCOME_WORDS.get(test.outcome, test.outcome))}: {test.message}"
         if test.hint:
             text += "\n" + _("hint: {hint}").format(hint=test.hint)

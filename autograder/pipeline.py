@@ -17,7 +17,7 @@ from typing import Any
 
 from autograder import i18n, reports
 from autograder.grading.run import SUITES, Options, grade, select_topics
-from autograder.grading.score import GradeResult, TestOutcome, TopicResult
+from autograder.grading.score import GradeResult, Outcome, TestOutcome, TopicResult, TopicStatus
 from autograder.i18n import _
 from autograder.isolation.image import image_config, start_image
 from autograder.isolation.redact import Redactor
@@ -46,9 +46,9 @@ class ArtefactsHook:
             # Topics whose data the hook can start working on before grading ends: run first.
             self.first_topics = tuple(getattr(self.hook, "FIRST_TOPICS", ()))
 
-    def topic_done(self, topic: str, extras: dict) -> None:
+    def topic_done(self, topic: str, report_extras: dict) -> None:
         if hasattr(self.hook, "topic_done"):
-            self.hook.topic_done(topic, extras)
+            self.hook.topic_done(topic, report_extras)
 
     def write(self, out: Path, result, submission: Path, command: str) -> list[tuple[str, str]]:
         """Write the unit's artefacts; return the images to show in score.md as (name, caption),
@@ -122,7 +122,7 @@ def shown_text(result, redactor: Redactor) -> None:
             return type(value)(walk(v) for v in value)
         return value
 
-    result.extras = walk(result.extras)
+    result.report_extras = walk(result.report_extras)
 
 
 def refusal(unit, submission: str, reason: str, options: Options, started: float,
@@ -132,11 +132,11 @@ def refusal(unit, submission: str, reason: str, options: Options, started: float
     every report of the path says the score and the reason as a graded one would."""
     lang = i18n.activate(options.lang, unit.locale_dirs())
     visibilities = SUITES[options.suite]
-    topics = [TopicResult(t.id, t.title, unit.topic(t.id).module, "error", reason,
-                          [TestOutcome(x.id, 0.0, x.points, "error", reason, "", kind="exception")
+    topics = [TopicResult(t.id, t.title, unit.topic(t.id).module, TopicStatus.ERROR, reason,
+                          [TestOutcome(x.id, 0.0, x.points, Outcome.ERROR, reason, "", kind="exception")
                            for x in t.tests if x.visibility in visibilities], t.graded_later)
               for t in unit.rubric.topics if t.id in {x.id for x in select_topics(unit, options.topics)}]
-    return GradeResult(assignment=unit.name, submission=submission, seed=options.seed or 0,
+    return GradeResult(unit=unit.name, submission=submission, seed=options.seed or 0,
                        seed_given=options.seed is not None, duration_s=round(time.perf_counter() - started, 3),
                        topics=topics, signals_title=unit.signals_title, lang=lang,
                        grader_version=grader_version(unit.path), tampered=tampered, pass_mark=pass_mark,

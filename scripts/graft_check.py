@@ -1,6 +1,6 @@
 """The graft check of a student release: no function of the public tests earns a hidden point.
 
-    python scripts/graft_check.py dist/student [--assignment NAME|PATH]   # exit 1 on a leak
+    python scripts/graft_check.py dist/student [--unit NAME|PATH]   # exit 1 on a leak
 
 The text leak check (`scripts/leak_check.py`) finds the reference's lines; this finds its
 behaviour. A public test that computes what a graded function returns (a plain loop as
@@ -178,9 +178,11 @@ def build(release: Path, unit, root: Path) -> tuple[dict, dict]:
     return plan, grafted
 
 
-def hidden_earned(score: dict) -> dict[str, float]:
-    return {f"{t['id']}::{x['id']}": x["earned"] for t in score["topics"] for x in t["tests"]
-            if not x["id"].startswith("public::")}
+def hidden_earned(score: dict) -> dict:
+    """TopicTestId -> points earned, of every hidden test of a score.json."""
+    from autograder.unit.test_ids import TestId, TopicTestId  # imported as main() imports the grader
+    earned = {TopicTestId(t["id"], TestId.parse(x["id"])): x["earned"] for t in score["topics"] for x in t["tests"]}
+    return {test: points for test, points in earned.items() if test.test.hidden}
 
 
 def leaks(scores: dict[str, dict], grafted: dict, unit) -> list[str]:
@@ -189,12 +191,12 @@ def leaks(scores: dict[str, dict], grafted: dict, unit) -> list[str]:
     baseline = hidden_earned(scores[BASELINE])
     problems = []
     for name, what in grafted.items():
-        gained = sorted(test for test, earned in hidden_earned(scores[name]).items()
-                        if earned > baseline.get(test, 0.0) + 1e-9)
+        gained = sorted((test for test, earned in hidden_earned(scores[name]).items()
+                         if earned > baseline.get(test, 0.0) + 1e-9), key=str)
         if gained:
-            modules = {unit.topic(test.split("::")[0]).module for test in gained}
+            modules = {unit.topic(test.topic).module for test in gained}
             suspects = [w for w in what if w.split(" -> ")[1].split(".")[0] in modules]
-            problems.append(f"{name} earns hidden points on {gained} grafting {suspects}")
+            problems.append(f"{name} earns hidden points on {[str(t) for t in gained]} grafting {suspects}")
     return problems
 
 
@@ -202,7 +204,7 @@ def scores_of(out: Path) -> dict[str, dict]:
     return {d.name: json.loads((d / "score.json").read_text()) for d in (out / "students").iterdir() if d.is_dir()}
 
 
-def run_check(release: Path, unit, workdir: Path, jobs: int = 2, assignment: str | None = None) -> tuple[list[str], int]:
+def run_check(release: Path, unit, workdir: Path, jobs: int = 2, unit_name: str | None = None) -> tuple[list[str], int]:
     """Build the graft submissions of `release` in `workdir`, grade them with `python -m
     autograder batch --suite hidden`, and return (the leaks, how many graft submissions)."""
     root, out, plan_file = workdir / "class", workdir / "out", workdir / "plan.json"
@@ -210,7 +212,7 @@ def run_check(release: Path, unit, workdir: Path, jobs: int = 2, assignment: str
     plan_file.write_text(json.dumps(plan))
     proc = subprocess.run([sys.executable, "-m", "autograder", "batch", str(root), "--out", str(out), "--suite", "hidden",
                            "--jobs", str(jobs), "--plan", str(plan_file),
-                           *(["--assignment", assignment] if assignment else [])],
+                           *(["--unit", unit_name] if unit_name else [])],
                           cwd=REPO, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         raise RuntimeError(f"the graft submissions could not be graded:\n{proc.stdout}{proc.stderr}")
@@ -223,11 +225,11 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("release", type=Path)
-    p.add_argument("--assignment", default=None)
+    p.add_argument("--unit", "--assignment", dest="unit", default=None)
     p.add_argument("--jobs", type=int, default=2)
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        problems, grafts = run_check(args.release, load_unit(args.assignment), Path(tmp), args.jobs, args.assignment)
+        problems, grafts = run_check(args.release, load_unit(args.unit), Path(tmp), args.jobs, args.unit)
     for problem in problems:
         print(f"graft leak: {problem}")
     print(f"graft check of {args.release}: {grafts} graft submission(s), "

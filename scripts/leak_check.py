@@ -1,6 +1,6 @@
 """The leak check of a student release: nothing secret reaches `dist/student/`.
 
-    python scripts/leak_check.py dist/student [--assignment NAME|PATH] [--graft]   # exit 1 on a leak
+    python scripts/leak_check.py dist/student [--unit NAME|PATH] [--graft]   # exit 1 on a leak
 
 It looks, in every file of the release, for (lines compared whole, stripped):
 - a line of the reference solution inside a solution block (25 characters or more),
@@ -101,17 +101,17 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("release", type=Path)
-    p.add_argument("--assignment", default=None)
+    p.add_argument("--unit", "--assignment", dest="unit", default=None)
     p.add_argument("--graft", action="store_true", help="also graft the public tests' functions and grade them")
     args = p.parse_args(argv)
-    problems = check(args.release, load_unit(args.assignment))
+    problems = check(args.release, load_unit(args.unit))
     for problem in problems[:50]:
         print(f"leak: {problem}")
     print(f"leak check of {args.release}: {'FAILED, ' + str(len(problems)) + ' leak(s)' if problems else 'clean'}")
     if args.graft:
         import graft_check
 
-        grafted = graft_check.main([str(args.release), *(["--assignment", args.assignment] if args.assignment else [])])
+        grafted = graft_check.main([str(args.release), *(["--unit", args.unit] if args.unit else [])])
         return 1 if problems or grafted else 0
     return 1 if problems else 0
 

@@ -2,7 +2,7 @@
 build` writes it with everything else derived: prefer it). The generator is
 autograder/authoring/notebooks.py.
 
-    python scripts/make_nbgrader.py [--assignment NAME] [--out course]   # write the course
+    python scripts/make_nbgrader.py [--unit NAME] [--out course]   # write the course
     python scripts/make_nbgrader.py --check                               # exit 1 on drift
 """
 
@@ -20,11 +20,11 @@ from autograder.authoring.notebooks import CONFIG, expected_course, grade_id, no
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--assignment", default=None)
+    parser.add_argument("--unit", "--assignment", dest="unit", default=None)
     parser.add_argument("--out", type=Path, default=REPO / "course")
     parser.add_argument("--check", action="store_true", help="exit 1 when the course on disk differs")
     args = parser.parse_args(argv)
-    files = expected_course(args.assignment)
+    files = expected_course(args.unit)
     if args.check:
         stale = [rel for rel, text in files.items()
                  if not (args.out / rel).is_file() or (args.out / rel).read_text(encoding="utf-8") != text]

@@ -1,6 +1,6 @@
 """`make literals`: the expected values of the public tests, computed by outside oracles.
 
-    python scripts/make_public_literals.py [--assignment NAME|PATH] [--check]
+    python scripts/make_public_literals.py [--unit NAME|PATH] [--check]
 
 A public test compares the student's results with fixed numbers, as CS231n's notebooks
 do, never with a computation of its own: a function in a public test that computes a
@@ -234,10 +234,10 @@ def main(argv=None) -> int:
     from autograder.unit.load import load_unit
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--assignment", default=None)
+    p.add_argument("--unit", "--assignment", dest="unit", default=None)
     p.add_argument("--check", action="store_true", help="exit 1 when a block is out of date; write nothing")
     args = p.parse_args(argv)
-    return run(load_unit(args.assignment).dirs["public_tests"], args.check)
+    return run(load_unit(args.unit).dirs["public_tests"], args.check)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,9 @@ from autograder.unit.load import load_unit
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if the table is out of date")
-    parser.add_argument("--assignment", default=None, help="the unit (default: the only one shipped)")
+    parser.add_argument("--unit", "--assignment", dest="unit", default=None, help="the unit (default: the only one shipped)")
     args = parser.parse_args()
-    return update(README, *README_BLOCK, readme_table(load_unit(args.assignment)), "python -m autograder build",
+    return update(README, *README_BLOCK, readme_table(load_unit(args.unit)), "python -m autograder build",
                   args.check)
 
 

@@ -2,7 +2,7 @@
 them with everything else derived, in the right order: prefer it). The generator is
 autograder/authoring/stubs.py.
 
-    python scripts/make_stubs.py [--assignment NAME|PATH]   # write the unit's stub folder
+    python scripts/make_stubs.py [--unit NAME|PATH]   # write the unit's stub folder
     python scripts/make_stubs.py --check                     # exit 1 when the committed stubs differ
 
 It never overwrites a stub edited since it was generated, unless --force (a .bak copy is kept).
@@ -43,10 +43,10 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="report drift instead of writing")
     parser.add_argument("--force", action="store_true",
                         help="overwrite stubs that were edited since they were generated (keeps a .bak copy)")
-    parser.add_argument("--assignment", default=None, metavar="NAME|PATH", help="the unit (default: the only one)")
+    parser.add_argument("--unit", "--assignment", dest="unit", default=None, metavar="NAME|PATH", help="the unit (default: the only one)")
     args = parser.parse_args(argv)
-    stubs = expected_stubs(args.assignment)
-    _, folder = folders(args.assignment)
+    stubs = expected_stubs(args.unit)
+    _, folder = folders(args.unit)
     where = folder.relative_to(REPO) if folder.is_relative_to(REPO) else folder
     record = json.dumps({n: _digest(text) for n, text in stubs.items()}, indent=1, sort_keys=True) + "\n"
     if args.check:

@@ -27,13 +27,16 @@ from pathlib import Path
 from autograder import i18n
 from autograder.commands.batch_pool import WALL_FACTOR, Job, JobDied, JobTimedOut, given, job_configs
 from autograder.errors import GraderError
+from autograder.grading.score import TopicStatus
 from autograder.grading.seed import submission_seed
 from autograder.intake import submissions
 from autograder.intake.manifest import read_manifest, tampered_files
+from autograder.intake.submissions import EntryStatus
 from autograder.pipeline import EXIT_GRADER, EXIT_INTERRUPTED, EXIT_OK
 from autograder.reports import class_report, similarity
 from autograder.reports.class_csv import write_class_csv
 from autograder.reports.class_report import student_folder
+from autograder.reports.submission_status import FAILED, SubmissionStatus
 from autograder.reports.text import csv_cell, one_line
 from autograder.unit.load import load_unit
 from autograder.version import grader_version
@@ -57,7 +60,7 @@ class Progress:
     def tick(self, row: dict) -> None:
         with self._lock:
             self.done += 1
-            failed = row["status"] in ("grader_error", "timeout", "not_a_submission")
+            failed = row["status"] in FAILED
             self.failed += failed
             elapsed = max(self.clock() - self.started, 1e-9)
             rate = self.done / elapsed
@@ -93,7 +96,7 @@ def run(args) -> int:
         print("autograder: --shard must be K/N with 1 <= K <= N", file=sys.stderr)
         return EXIT_GRADER
     started = time.time()
-    unit = load_unit(args.assignment)
+    unit = load_unit(args.unit)
     plan = read_plan(args.plan, unit) if args.plan else {}
     version = grader_version(unit.path)
     scratch = Path(tempfile.mkdtemp(prefix="autograder-intake-"))
@@ -103,13 +106,13 @@ def run(args) -> int:
     interrupted = False
     try:
         mine = submissions.find(args.root, {t.module for t in unit.topics}, scratch)[k - 1::n]
-        config = {"assignment": str(unit.path), "suite": args.suite, "topics": args.topics or None,
+        config = {"unit": str(unit.path), "suite": args.suite, "topics": args.topics or None,
                   "seed": args.seed, "lang": args.lang, "planned": bool(plan)}
         progress = Progress(len(mine))
         tasks: queue.Queue = queue.Queue()
         for i, entry in enumerate(mine):
-            if entry.status != "ok":
-                rows[i] = dict(_blank_row(entry.name), status=entry.status, detail=entry.detail)
+            if entry.status != EntryStatus.OK:
+                rows[i] = dict(_blank_row(entry.name), status=SubmissionStatus(entry.status), detail=entry.detail)
             elif not getattr(args, "force", False) and (row := previous_row(unit, entry, args, version)):
                 rows[i] = row
             else:
@@ -147,7 +150,7 @@ def run(args) -> int:
         # job died), before the scratch folder goes: an archive's files may still be there.
         for i, entry in enumerate(mine):
             prints = student_folder(args.out, entry.name) / similarity.FILE
-            if entry.status == "ok" and i in rows and entry.folder is not None and not _newer(prints, started):
+            if entry.status == EntryStatus.OK and i in rows and entry.folder is not None and not _newer(prints, started):
                 similarity.write_fingerprints(prints.parent, entry.folder, unit.modules, given(unit))
     except KeyboardInterrupt:
         # Ctrl-C: no class file of part of the class (an earlier one would be stale: removed);
@@ -163,7 +166,7 @@ def run(args) -> int:
         if not interrupted:
             if manifest is not None:
                 for i, entry in enumerate(mine):
-                    if i in rows and entry.status == "ok":
+                    if i in rows and entry.status == EntryStatus.OK:
                         rows[i]["tampered"] = tamper_flags(entry, manifest, unit.stubs, unit.modules)
             done = [rows[i] for i in sorted(rows)]
             name = write_class_csv(args.out, unit, done, k, n, version)
@@ -172,7 +175,7 @@ def run(args) -> int:
         similar = similarity.write(args.out, args.out / class_report.STUDENTS, [r["submission"] for r in done])
         class_report.write(args.out, unit, done, version, similar, args.lang)
     print(f"{len(done)} submission(s) -> {args.out / name}")
-    return EXIT_GRADER if any(r["status"] == "grader_error" for r in done) else EXIT_OK
+    return EXIT_GRADER if any(r["status"] == SubmissionStatus.GRADER_ERROR for r in done) else EXIT_OK
 
 
 def _newer(path: Path, than: float) -> bool:
@@ -194,7 +197,8 @@ def keep_unpacked(entry, folder: Path) -> None:
 
 
 def _blank_row(name: str, folder: str = "") -> dict:
-    return {"submission": name, "folder": folder, "earned": "", "possible": "", "status": "grader_error", "seed": "",
+    return {"submission": name, "folder": folder, "earned": "", "possible": "", "status": SubmissionStatus.GRADER_ERROR,
+            "seed": "",
             "detail": ""}
 
 
@@ -202,7 +206,7 @@ def _row_from(entry, summary: dict) -> dict:
     """A class.csv row from a grading's summary (topic -> earned and status)."""
     topics = summary["topics"]
     statuses = {t["status"] for t in topics.values()}
-    status = "not_implemented" if statuses == {"not_implemented"} else "graded"
+    status = SubmissionStatus.NOT_IMPLEMENTED if statuses == {TopicStatus.NOT_IMPLEMENTED} else SubmissionStatus.GRADED
     row = dict(_blank_row(entry.name, entry.shown_as), earned=summary["earned"], possible=summary["possible"],
                status=status, seed=summary["seed"])
     for topic, t in topics.items():
@@ -237,10 +241,14 @@ def read_plan(path: Path, unit) -> dict[str, list[str]]:
         plan = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise GraderError(f"cannot read the plan {path}: {exc}") from None
-    known = {t.id for t in unit.topics} | unit.rubric.test_selectors()
-    if not isinstance(plan, dict) or not all(isinstance(v, list) and v and set(v) <= known for v in plan.values()):
+    topics = {t.id for t in unit.topics}
+
+    def known(selector) -> bool:
+        return isinstance(selector, str) and (selector in topics or unit.rubric.find_test(selector) is not None)
+
+    if not isinstance(plan, dict) or not all(isinstance(v, list) and v and all(map(known, v)) for v in plan.values()):
         raise GraderError(f"the plan {path} must map submission folder names to non-empty lists of topic ids "
-                          f"(the assignment has {sorted(t.id for t in unit.topics)}) or rubric tests "
+                          f"(the unit has {sorted(t.id for t in unit.topics)}) or rubric tests "
                           "(topic::public::test_name, topic::hidden::test_name)")
     return plan
 
@@ -253,10 +261,10 @@ def grade_in_job(job: Job, entry, out: Path, timeout: float, topics: list[str] |
                            "shown_as": entry.shown_as}, timeout)
     except JobTimedOut as timed_out:
         limit = f"{timeout:g} s of CPU time" if str(timed_out) == "cpu" else f"{WALL_FACTOR * timeout:g} s"
-        return dict(row, status="timeout", detail=f"grading took longer than {limit}"), False
+        return dict(row, status=SubmissionStatus.OVER_TIME_LIMIT, detail=f"grading took longer than {limit}"), False
     except JobDied as died:
         return dict(row, detail=f"the grading process stopped: {died}"), False
-    if reply.get("status") != "graded":
+    if reply.get("status") != SubmissionStatus.GRADED:
         return dict(row, detail=str(reply.get("detail", ""))[-300:]), True
     return _row_from(entry, reply), True
 

@@ -36,7 +36,9 @@ from autograder.isolation.clock import Budget, TreeClock
 from autograder.isolation.image import image_config, start_image
 from autograder.pipeline import ArtefactsHook, grade_and_report, limit_own_memory, stop_on_sigterm
 from autograder.reports import similarity
+from autograder.reports.submission_status import SubmissionStatus
 from autograder.unit.load import load_unit
+from autograder.unit.test_ids import names_a_test
 
 STOP_GRACE_S = 5.0
 WALL_FACTOR = 4        # a submission's wall-clock backstop: 4 times its CPU limit (--timeout)
@@ -155,7 +157,7 @@ def job_main(config: dict) -> None:
         os.sched_setaffinity(0, {config["cpu"]})
     limit_own_memory()
     stop_on_sigterm()
-    unit = load_unit(config["assignment"])
+    unit = load_unit(config["unit"])
     topics = tuple(config["topics"] or ()) or None
     options = Options(config["suite"], topics, config["seed"], trusted=False, lang=config.get("lang"))
     image_for = image_config(unit, hidden="hidden" in SUITES[options.suite], trusted=False)
@@ -195,11 +197,11 @@ def given(unit) -> similarity.Given:
 def grade_task(unit, options, task: dict, artefacts, image, spare: bool) -> dict:
     sub, out = Path(task["submission"]), Path(task["out"])
     if task.get("topics"):          # a plan's entry: topics, and tests of other topics
-        options = replace(options, topics=tuple(t for t in task["topics"] if "::" not in t) or None,
-                          tests=tuple(t for t in task["topics"] if "::" in t) or None)
+        options = replace(options, topics=tuple(t for t in task["topics"] if not names_a_test(t)) or None,
+                          tests=tuple(t for t in task["topics"] if names_a_test(t)) or None)
     if task.get("shown_as"):
         options = replace(options, shown_folder=task["shown_as"])
-    command = f"python -m autograder grade {sub} --out {out} --assignment {unit.name} --suite {options.suite}"
+    command = f"python -m autograder grade {sub} --out {out} --unit {unit.name} --suite {options.suite}"
     command += "".join(f" --topic {t}" for t in options.topics or ())
     command += "".join(f" --test {t}" for t in options.tests or ())
     command += f" --seed {options.seed}" if options.seed is not None else ""
@@ -207,14 +209,14 @@ def grade_task(unit, options, task: dict, artefacts, image, spare: bool) -> dict
         result, _ = grade_and_report(unit, sub, out, options, command, time.perf_counter(),
                                      artefacts=artefacts, image=image, spare=spare)
     except GraderError as exc:  # UnitError and RubricError are GraderErrors too
-        return {"status": "grader_error", "detail": str(exc)}
+        return {"status": SubmissionStatus.GRADER_ERROR, "detail": str(exc)}
     except Exception:  # noqa: BLE001 - the grader's fault; this submission's row says so
-        return {"status": "grader_error", "detail": traceback.format_exc()[-300:]}
+        return {"status": SubmissionStatus.GRADER_ERROR, "detail": traceback.format_exc()[-300:]}
     # Fingerprinted here, in parallel across jobs, rather than one by one by the coordinator
     # (which does it for the submissions no job fingerprinted in this run).
     with contextlib.suppress(OSError, ValueError):
         similarity.write_fingerprints(out, sub, unit.modules, given(unit))
-    return {"status": "graded", "earned": result.earned, "possible": result.possible, "seed": result.seed,
+    return {"status": SubmissionStatus.GRADED, "earned": result.earned, "possible": result.possible, "seed": result.seed,
             "topics": {t.id: {"earned": t.earned, "status": t.status} for t in result.topics}}
 
 

@@ -25,7 +25,7 @@ def grade_kill_matrix(unit, matrix: dict, jobs: int) -> list[str]:
         if not plan:
             return []
         (Path(tmp) / "plan.json").write_text(json.dumps(plan))
-        proc = subprocess.run([sys.executable, "-m", "autograder", "batch", str(root), "--assignment", str(unit.path),
+        proc = subprocess.run([sys.executable, "-m", "autograder", "batch", str(root), "--unit", str(unit.path),
                                "--out", str(out), "--plan", str(Path(tmp) / "plan.json"), "--jobs", str(jobs)],
                               capture_output=True, text=True, env={**os.environ, "LANGUAGE": "en"})
         if proc.returncode != 0:

@@ -23,6 +23,7 @@ from autograder.errors import GraderError
 from autograder.intake.roster import Roster, RosterError, Student, merged, normalise, read_roster
 from autograder.reports import lms
 from autograder.reports.class_csv import read_class_csv
+from autograder.reports.submission_status import SubmissionStatus
 from autograder.unit.load import load_unit
 
 
@@ -94,9 +95,9 @@ def from_gradebook(db: Path, assignment: str) -> tuple[list[lms.Grade], list[tup
             try:
                 sub = gb.find_submission(assignment, s.id)
             except MissingEntry:
-                grades.append(lms.Grade(s.id, "missing"))
+                grades.append(lms.Grade(s.id, SubmissionStatus.MISSING))
                 continue
-            g = lms.Grade(s.id, "graded", float(sub.score), float(sub.max_score),
+            g = lms.Grade(s.id, SubmissionStatus.GRADED, float(sub.score), float(sub.max_score),
                           {nb.name: float(nb.score) for nb in sub.notebooks}, _aware(sub.timestamp))
             if a.duedate is not None and sub.timestamp is not None:
                 g.late = sub.total_seconds_late > 0        # nbgrader's own rule (its extensions included)
@@ -110,7 +111,7 @@ def assemble(grades: list[lms.Grade], roster: Roster, deadline: datetime | None)
     ex = lms.Export("", [], 0.0, [])
     by_student: dict[int, list[lms.Grade]] = {}
     for g in grades:
-        if g.status == "missing":           # nbgrader's student without a submission: the roster's loop says so
+        if g.status == SubmissionStatus.MISSING:           # nbgrader's student without a submission: the roster's loop says so
             continue
         g.submitted_at = roster.submitted_at.get(g.submission, g.submitted_at)
         if g.submission in roster.groups:      # Gradescope's group submission: each submitter's grade
@@ -129,7 +130,7 @@ def assemble(grades: list[lms.Grade], roster: Roster, deadline: datetime | None)
     for s in roster.students:
         mine = by_student.get(id(s), [])
         if not mine:
-            ex.grades.append(lms.Grade("", "missing", student=s))
+            ex.grades.append(lms.Grade("", SubmissionStatus.MISSING, student=s))
             continue
         # The later submission wins: by its time where every one has one, else the last in class order.
         if all(g.submitted_at for g in mine):
@@ -170,7 +171,7 @@ def run(args) -> int:
         if not rosters:
             raise GraderError("give --roster: Gradescope's submission metadata, a class folder of Gradescope "
                               "runs, a GitHub Classroom roster CSV, or a CSV mapping folder names to student ids")
-        unit = load_unit(args.assignment)
+        unit = load_unit(args.unit)
         grades, topics = from_class_csv(args.folder, unit, Path(args.submissions) if args.submissions else None)
         roster = merged(rosters)
         possible = max((g.possible for g in grades if g.possible), default=sum(p for _t, p in topics))

@@ -17,7 +17,7 @@ from autograder.unit.load import load_unit
 
 def run(args) -> int:
     started = time.perf_counter()
-    unit = load_unit(args.assignment)
+    unit = load_unit(args.unit)
     submission = args.submission if args.submission is not None else Path(unit.stubs)
     if not submission.is_dir():
         print(f"autograder: submission folder {submission} does not exist", file=sys.stderr)

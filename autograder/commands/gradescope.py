@@ -21,6 +21,7 @@ from autograder.errors import GraderError
 from autograder.grading.run import Options
 from autograder.i18n import _
 from autograder.intake import submissions
+from autograder.intake.submissions import EntryStatus
 from autograder.pipeline import grade_and_report, refusal
 from autograder.reports import gradescope_results
 from autograder.reports.files import atomic_write
@@ -36,10 +37,10 @@ def run(args) -> int:
     root = Path(args.root)
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
-    unit = load_unit(args.assignment)
+    unit = load_unit(args.unit)
     i18n.activate(args.lang, unit.locale_dirs())        # what the student reads when nothing is graded
     entry = submissions.from_upload(root / "submission", {t.module for t in unit.topics})
-    if entry.status != "ok":
+    if entry.status != EntryStatus.OK:
         print(f"nothing graded: {entry.status}: {entry.detail}")
         files = ", ".join(sorted(t.module + ".py" for t in unit.topics))
         why = _("Nothing was graded: {why}. Upload your module files ({files}), or your repository.").format(
@@ -49,7 +50,7 @@ def run(args) -> int:
         reports.write_all(results / "reports", result)
         shutil.copyfile(results / "reports" / "results.json", results / "results.json")
         return 0
-    assert entry.folder is not None               # an "ok" entry has its module files' folder
+    assert entry.folder is not None               # an OK entry has its module files' folder
     options = Options(lang=args.lang, shown_folder=entry.shown_as or None)
     command = "python -m autograder grade <your folder>"
     try:

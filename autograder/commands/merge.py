@@ -54,7 +54,7 @@ def unescaped(name: str) -> str:
 
 
 def run(args) -> int:
-    unit = load_unit(args.assignment)
+    unit = load_unit(args.unit)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows, versions = [], set()

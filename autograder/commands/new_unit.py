@@ -57,7 +57,7 @@ def run(args) -> int:
         return 2
     stubs = unit.parent / "assignments" / unit.name
     print(f"wrote {unit}: grade its stub with\n"
-          f"  python -m autograder grade {stubs} --assignment {unit}\n"
+          f"  python -m autograder grade {stubs} --unit {unit}\n"
           f"check it with\n  python -m autograder check {unit}\n"
           f"then replace the topic with your own (docs/AUTHORING.md).")
     return 0

@@ -52,7 +52,7 @@ def _append(path: str | None, text: str) -> None:
 
 def run(args) -> int:
     started = time.perf_counter()
-    unit = load_unit(args.assignment)
+    unit = load_unit(args.unit)
     checkout = args.checkout.resolve()
     tampered = tampered_files(checkout, read_manifest(args.manifest),
                               {f"{unit.stubs}/{module}.py" for module in unit.modules})

@@ -31,6 +31,7 @@ from autograder.i18n import _
 from autograder.isolation.errors import NotImplementedYet, StudentProblem
 from autograder.isolation.proxies import StudentModule
 from autograder.isolation.sandbox import Sandbox
+from autograder.unit.test_ids import TestId
 
 MAX_MESSAGE_CHARS = 1200
 
@@ -81,10 +82,10 @@ class Collector:
     files: dict                                        # resolved test file -> (topic id, visibility)
     records: dict = field(default_factory=dict)        # (topic, visibility, test) -> TestRecord
     collect_errors: list = field(default_factory=list)
-    signal_values: dict = field(default_factory=dict)
-    extra_values: dict = field(default_factory=dict)
-    topic_done: object = None        # called as topic_done(topic id, extras) when a topic's last test is over
-    only: dict = field(default_factory=dict)           # topic -> {(visibility, test)}: its only tests to run
+    signals: dict = field(default_factory=dict)        # the `signals` fixture
+    report_extras: dict = field(default_factory=dict)  # the `report_extras` fixture
+    topic_done: object = None        # called as topic_done(topic id, report_extras) when a topic's last test is over
+    only: dict = field(default_factory=dict)           # topic -> {TestId}: its only tests to run
 
     # -------------------------------------------------------------- fixtures
     @pytest.fixture(scope="session")
@@ -102,13 +103,13 @@ class Collector:
     def run_seed(self):
         return self.seed
 
-    @pytest.fixture(scope="session")
-    def signals(self):
-        return self.signal_values
+    @pytest.fixture(scope="session", name="signals")
+    def signals_fixture(self):
+        return self.signals
 
-    @pytest.fixture(scope="session")
-    def report_extras(self):
-        return self.extra_values
+    @pytest.fixture(scope="session", name="report_extras")
+    def report_extras_fixture(self):
+        return self.report_extras
 
     # ----------------------------------------------------------------- hooks
     def pytest_collection_modifyitems(self, config, items):
@@ -118,7 +119,7 @@ class Collector:
         keep, drop = [], []
         for item in items:
             topic, visibility, name = self.key(item)
-            (drop if topic in self.only and (visibility, name) not in self.only[topic] else keep).append(item)
+            (drop if topic in self.only and TestId(visibility, name) not in self.only[topic] else keep).append(item)
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
@@ -162,7 +163,7 @@ class Collector:
             topic = self.key(item)[0]
             if nextitem is None or self.key(nextitem)[0] != topic:
                 try:
-                    self.topic_done(topic, self.extra_values)
+                    self.topic_done(topic, self.report_extras)
                 except Exception:  # noqa: BLE001 - early work is an optimisation; the artefacts redo it
                     pass
 

@@ -24,6 +24,7 @@ from autograder.grading.seed import submission_seed
 from autograder.grading.todo import unfinished
 from autograder.unit.model import Unit, register_package
 from autograder.unit.oral_exam import readiness
+from autograder.unit.test_ids import TestId, TopicTestId
 from autograder.version import grader_version
 
 if TYPE_CHECKING:          # imported when grading starts: the worker image starts before numpy loads here
@@ -45,40 +46,40 @@ class Options:
     trusted: bool = False      # run without isolation where none can be had (e.g. the reference)
     lang: str | None = None    # "en" or "zh" for messages, hints and reports; None: from the locale
     shown_folder: str | None = None   # where messages say the module files are (batch: the student's own path)
-    # "topic::visibility::test" (the rubric's test ids, prefixed by their topic): those tests
+    # "topic::visibility::test" (TopicTestId's text: the rubric's test ids, prefixed by their topic): those tests
     # only, for topics not also named in `topics`; e.g. a mutant graded on the tests that must catch it
     tests: tuple[str, ...] | None = None
 
 
-def parse_test(unit: Unit, selector: str) -> tuple[str, str, str]:
-    """(topic id, visibility, test name) of a `--test` selector, checked against the rubric."""
-    if selector not in unit.rubric.test_selectors():
+def parse_test(unit: Unit, selector: str) -> TopicTestId:
+    """The test a `--test` selector names, checked against the rubric."""
+    test = unit.rubric.find_test(selector)
+    if test is None:
         raise GraderError(f"--test {selector}: no such test in the rubric (a test is named "
                           "topic::public::test_name or topic::hidden::test_name)")
-    topic, visibility, name = selector.split("::")
-    return topic, visibility, name
+    return test
 
 
 def select_topics(unit: Unit, topics, tests=None) -> list:
     """The topics to grade: those named, and those of the selected tests; all when neither is given."""
-    wanted = set(topics or []) | {parse_test(unit, selector)[0] for selector in tests or ()}
+    wanted = set(topics or []) | {parse_test(unit, selector).topic for selector in tests or ()}
     unknown = sorted(wanted - {t.id for t in unit.topics})
     if unknown:
-        raise GraderError(f"unknown topic(s) {unknown}; the assignment has {[t.id for t in unit.topics]}")
+        raise GraderError(f"unknown topic(s) {unknown}; the unit has {[t.id for t in unit.topics]}")
     return [t for t in unit.topics if not wanted or t.id in wanted]
 
 
-def selected_tests(unit: Unit, options: Options) -> dict[str, frozenset]:
-    """topic id -> the (visibility, test) pairs to run, for each topic graded on a selection
-    of its tests (a topic named in `options.topics` is graded whole)."""
-    only: dict[str, set] = {}
+def selected_tests(unit: Unit, options: Options) -> dict[str, frozenset[TestId]]:
+    """topic id -> the tests to run, for each topic graded on a selection of its tests (a
+    topic named in `options.topics` is graded whole)."""
+    only: dict[str, set[TestId]] = {}
     for selector in options.tests or ():
-        topic, visibility, name = parse_test(unit, selector)
-        if visibility not in SUITES[options.suite]:
+        selected = parse_test(unit, selector)
+        if selected.test.visibility not in SUITES[options.suite]:
             raise GraderError(f"--test {selector} is not in the {options.suite} suite")
-        if topic not in (options.topics or ()):
-            only.setdefault(topic, set()).add((visibility, name))
-    return {topic: frozenset(pairs) for topic, pairs in only.items()}
+        if selected.topic not in (options.topics or ()):
+            only.setdefault(selected.topic, set()).add(selected.test)
+    return {topic: frozenset(tests) for topic, tests in only.items()}
 
 
 def suite_files(unit: Unit, topics, suite: str, only: dict | None = None) -> dict[Path, tuple[str, str]]:
@@ -87,7 +88,7 @@ def suite_files(unit: Unit, topics, suite: str, only: dict | None = None) -> dic
     for topic in topics:
         graded = {t.visibility for t in unit.rubric.topic(topic.id).tests}
         if only and topic.id in only:
-            graded &= {visibility for visibility, _name in only[topic.id]}
+            graded &= {test.visibility for test in only[topic.id]}
         for visibility in SUITES[suite]:
             if visibility in graded:
                 path = unit.test_file(topic.id, visibility)
@@ -134,7 +135,7 @@ def _without_pytest_settings_of_the_environment():
 def run_suites(sandbox: Sandbox, files: dict, seed: int, observer=None, only: dict | None = None):
     """One pytest run over the selected suites; returns the plugin holding the outcomes.
     `observer` (the unit's artefacts): its `first_topics` run first, and its
-    `topic_done(topic, extras)` hears when each topic's last test is over. `only`: the
+    `topic_done(topic, report_extras)` hears when each topic's last test is over. `only`: the
     topics graded on a selection of their tests (`selected_tests`); their others are deselected."""
     # Imported here for start-up speed: pytest and the plugin (numpy) load while the worker starts.
     import pytest
@@ -193,12 +194,12 @@ def grade(unit: Unit, submission: Path, options: Options = Options(), started: f
                            tuple(t.functions))
                for t in topics]
     exam = unit.oral_exam
-    return GradeResult(assignment=unit.name, submission=str(submission), seed=seed, seed_given=options.seed is not None,
+    return GradeResult(unit=unit.name, submission=str(submission), seed=seed, seed_given=options.seed is not None,
                        duration_s=round(time.perf_counter() - started, 3), topics=results,
-                       signals=dict(collector.signal_values), signals_title=unit.signals_title,
-                       extras=dict(collector.extra_values), sandbox_info=sandbox_info,
+                       signals=dict(collector.signals), signals_title=unit.signals_title,
+                       report_extras=dict(collector.report_extras), sandbox_info=sandbox_info,
                        oral_exam=readiness(exam, results, lang) if exam else [],
                        oral_exam_title=exam.title if exam else "", lang=lang,
                        grader_version=grader_version(unit.path),
-                       selected_tests=sorted(f"{topic}::{v}::{name}" for topic, pairs in only.items()
-                                             for v, name in pairs))
+                       selected_tests=sorted((TopicTestId(topic, test) for topic, tests in only.items()
+                                              for test in tests), key=str))

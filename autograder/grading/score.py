@@ -9,13 +9,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from autograder.errors import GraderError
 from autograder.i18n import N_, _
 from autograder.unit.rubric import RubricTopic
+from autograder.unit.test_ids import TestId, TopicTestId
 
 SCHEMA = "autograder.score/v1"
-STATUSES = ("graded", "not_implemented", "error", "timeout", "crashed")
+
+
+class TopicStatus(StrEnum):
+    """How a topic's grading went (score.json's topic "status"). TIMEOUT: the import of its
+    module took longer than the import limit (a whole submission over `batch --timeout` is
+    class.csv's `SubmissionStatus.OVER_TIME_LIMIT`, reports/submission_status.py)."""
+
+    GRADED = "graded"
+    NOT_IMPLEMENTED = "not_implemented"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+
+
+class Outcome(StrEnum):
+    """How one rubric test ended (score.json's test "outcome"). TIMEOUT: one call of the
+    student's code took longer than its limit."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
 
 
 @dataclass
@@ -24,7 +47,7 @@ class TestRecord:
 
     __test__ = False           # a name pytest would otherwise try to collect
 
-    outcome: str = "passed"            # passed | failed | error | timeout
+    outcome: str = Outcome.PASSED      # one of Outcome
     message: str = ""
     not_implemented: str | None = None  # "module.function" when every failure was the stub's NotImplementedError
     instances: int = 0
@@ -72,10 +95,10 @@ def hint_for(rec: TestRecord, rubric_hint: str) -> str:
 class TestOutcome:
     __test__ = False
 
-    id: str                 # "hidden::test_name"
+    id: TestId
     earned: float
     possible: float
-    outcome: str
+    outcome: str            # one of Outcome
     message: str
     hint: str
     not_implemented: str | None = None
@@ -84,7 +107,7 @@ class TestOutcome:
 
     @property
     def passed(self) -> bool:
-        return self.outcome == "passed"
+        return self.outcome == Outcome.PASSED
 
 
 @dataclass
@@ -92,7 +115,7 @@ class TopicResult:
     id: str
     title: str
     module: str
-    status: str             # one of STATUSES
+    status: TopicStatus
     message: str            # one line explaining the status ("" when graded normally)
     tests: list[TestOutcome]
     graded_later: float = 0.0   # points of hidden tests this copy does not have
@@ -108,7 +131,7 @@ class TopicResult:
 
 @dataclass
 class GradeResult:
-    assignment: str
+    unit: str                     # the unit's name (score.json's "assignment")
     submission: str
     seed: int
     duration_s: float
@@ -116,14 +139,14 @@ class GradeResult:
     seed_given: bool = False      # True: --seed; False: derived from the submission's files
     signals: dict = field(default_factory=dict)       # metric key -> bool, recorded by the suites
     signals_title: str = "Signals"
-    extras: dict = field(default_factory=dict)        # data the suites left for the unit's artefacts
+    report_extras: dict = field(default_factory=dict)   # data the suites left for the unit's artefacts
     sandbox_info: dict = field(default_factory=dict)  # what isolation the worker applied
     tampered: list[str] | None = None   # protected files that differ from the instructor's copy (None: not checked)
     oral_exam: list[dict] = field(default_factory=list)   # unit/oral_exam.readiness, when the unit has questions
     oral_exam_title: str = "Oral-exam readiness"
     lang: str = "en"              # the language of messages, hints and reports
     grader_version: str = ""      # autograder/version.py: what a rerun compares before regrading
-    selected_tests: list[str] = field(default_factory=list)   # --test: the only tests run of their topics
+    selected_tests: list[TopicTestId] = field(default_factory=list)   # --test: the only tests run of their topics
     pass_mark: float | None = None  # --fail-under: the percentage below which the run fails (None: no mark)
     refused: str = ""             # why the grader refused the submission (every test at 0), "" when graded
 
@@ -149,32 +172,32 @@ class GradeResult:
 
 
 def score_topic(topic: RubricTopic, module: str, visibilities, records: dict, probe: tuple[str, str],
-                stub_path: str, unfinished: Sequence[str] = (), only: frozenset | None = None,
+                stub_path: str, unfinished: Sequence[str] = (), only: frozenset[TestId] | None = None,
                 functions: Sequence[str] = ()) -> TopicResult:
     """One topic's result from its rubric entries, the plugin's records and its import probe.
     `unfinished`: the module's functions that still raise NotImplementedError (grading/todo.py);
     `functions`: the topic's graded functions (topic.yaml): the topic is "not implemented" only
     while every one of them is unfinished, however its tests happened to meet the stubs;
-    `only`: the (visibility, test) pairs run when the topic was graded on a selection of its tests."""
-    status, message = probe
+    `only`: the tests run when the topic was graded on a selection of its tests."""
+    status, message = TopicStatus(probe[0]), probe[1]
     tests = []
     for rt in topic.tests:
-        if rt.visibility not in visibilities or (only is not None and (rt.visibility, rt.test) not in only):
+        if rt.visibility not in visibilities or (only is not None and rt.id not in only):
             continue
         rec: TestRecord | None = records.get((topic.id, rt.visibility, rt.test))
         if rec is None or rec.instances == 0:
             suite = f"test_{topic.id}.py" if rt.visibility == "public" else f"topics/{topic.id}/test_hidden.py"
             raise GraderError(f"rubric test {topic.id}/{rt.id} was not run: is it in the {rt.visibility} {suite}?")
-        passed = rec.outcome == "passed"
+        passed = rec.outcome == Outcome.PASSED
         tests.append(TestOutcome(rt.id, rt.points if passed else 0.0, rt.points, rec.outcome, rec.message,
                                  "" if passed else hint_for(rec, rt.hint), rec.not_implemented, rec.duration_s,
                                  "" if passed else rec.kind))
     every_function_stubbed = not functions or set(functions) <= set(unfinished)
-    if status == "graded" and tests and all(t.not_implemented for t in tests) and every_function_stubbed:
-        status = "not_implemented"
+    if status == TopicStatus.GRADED and tests and all(t.not_implemented for t in tests) and every_function_stubbed:
+        status = TopicStatus.NOT_IMPLEMENTED
         message = _("nothing in {module}.py is implemented yet: fill in the TODOs in {stubs}").format(
             module=module, stubs=stub_path)
-    elif status == "graded":
+    elif status == TopicStatus.GRADED:
         # Every function of the module left to do, then the other modules' ones its tests met.
         todo = [f"{module}.{name}" for name in unfinished]
         todo += sorted({t.not_implemented for t in tests if t.not_implemented} - set(todo))

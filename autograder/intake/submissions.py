@@ -34,6 +34,7 @@ import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
 from autograder.i18n import _
@@ -52,12 +53,21 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]      # the folder holding aut
 RATIO_FLOOR = 16 << 20          # below this many unpacked bytes the ratio is not judged (tar headers compress well)
 
 
+class EntryStatus(StrEnum):
+    """What intake made of one entry of a class folder. A row of class.csv that was not graded
+    says MISSING or NOT_A_SUBMISSION in the same words (reports.submission_status)."""
+
+    OK = "ok"                                # module files to grade, in `folder`
+    MISSING = "missing"                      # nothing handed in (no module file)
+    NOT_A_SUBMISSION = "not_a_submission"    # handed in, but nothing the grader may read (a link, a bad archive)
+
+
 @dataclass
 class Entry:
     name: str                   # the student, as the class file shows them
     source: Path                # what ROOT holds (folder or archive)
     folder: Path | None         # the folder holding the module files (None: nothing to grade)
-    status: str                 # "ok" | "missing" | "not_a_submission"
+    status: EntryStatus
     detail: str = ""
     shown_as: str = ""          # where the module files are, in the student's own terms
 
@@ -153,7 +163,7 @@ def _from_notebooks(path: Path, name: str, modules: set[str], scratch: Path | No
     written = notebooks.modules_in(path / folder, modules)
     shown = f"{name}/{folder}" if str(folder) != "." else name
     if not written:
-        return Entry(name, path, None, "missing", _(
+        return Entry(name, path, None, EntryStatus.MISSING, _(
             "notebooks in {folder}/ but no cell of them writes a module file: the answer cells of the course's "
             "notebooks, or cells that start with %%writefile <module>.py ({files})").format(
             folder=shown, files=", ".join(f"{m}.py" for m in sorted(modules))[:160]))
@@ -162,30 +172,30 @@ def _from_notebooks(path: Path, name: str, modules: set[str], scratch: Path | No
     target = Path(tempfile.mkdtemp(prefix="autograder-notebooks-", dir=scratch))
     for module, source in written.items():
         (target / f"{module}.py").write_text(source, encoding="utf-8")
-    return Entry(name, path, target, "ok", shown_as=_("{folder} (notebooks)").format(folder=shown))
+    return Entry(name, path, target, EntryStatus.OK, shown_as=_("{folder} (notebooks)").format(folder=shown))
 
 
 def _from_folder(path: Path, modules: set[str], name: str | None = None, scratch: Path | None = None) -> Entry:
     name = name or path.name
     wanted = {f"{m}.py" for m in modules}
     if path.is_symlink():
-        return Entry(name, path, None, "not_a_submission", _links_refused(name, [PurePosixPath(".")]))
+        return Entry(name, path, None, EntryStatus.NOT_A_SUBMISSION, _links_refused(name, [PurePosixPath(".")]))
     files, links = _walk(path, wanted)
     folder, why = _choose(name, _module_folders(files))
     if why:
-        return Entry(name, path, None, "not_a_submission", why)
+        return Entry(name, path, None, EntryStatus.NOT_A_SUBMISSION, why)
     if folder is None:
         if links:          # the files may be behind a link: say so rather than "missing"
-            return Entry(name, path, None, "not_a_submission", _links_refused(name, links))
+            return Entry(name, path, None, EntryStatus.NOT_A_SUBMISSION, _links_refused(name, links))
         if (from_notebooks := _from_notebooks(path, name, modules, scratch)) is not None:
             return from_notebooks
-        return Entry(name, path, None, "missing", _("no module file ({files}) in {folder}/").format(
+        return Entry(name, path, None, EntryStatus.MISSING, _("no module file ({files}) in {folder}/").format(
             files=", ".join(sorted(wanted))[:160], folder=name))
     linked_modules = [p for p in links if p.parent == folder and p.name in wanted]
     if linked_modules:
-        return Entry(name, path, None, "not_a_submission", _links_refused(name, linked_modules))
+        return Entry(name, path, None, EntryStatus.NOT_A_SUBMISSION, _links_refused(name, linked_modules))
     shown = f"{name}/{folder}" if str(folder) != "." else name
-    return Entry(name, path, path / folder, "ok", shown_as=shown)
+    return Entry(name, path, path / folder, EntryStatus.OK, shown_as=shown)
 
 
 # ------------------------------------------------------------------ archives, in a child
@@ -295,24 +305,24 @@ def _from_archive(path: Path, modules: set[str], scratch: Path) -> Entry:
     unpacked = _unpack_in_child(path, target, {f"{m}.py" for m in modules})
     if "refused" in unpacked:
         shutil.rmtree(target, ignore_errors=True)
-        return Entry(name, path, None, "not_a_submission", f"{path.name}: {unpacked['refused']}")
+        return Entry(name, path, None, EntryStatus.NOT_A_SUBMISSION, f"{path.name}: {unpacked['refused']}")
     files = [PurePosixPath(f) for f in unpacked["files"]]
     folder, why = _choose(name, _module_folders(files))
     if why:
-        return Entry(name, path, None, "not_a_submission", f"{path.name}: {why}")
+        return Entry(name, path, None, EntryStatus.NOT_A_SUBMISSION, f"{path.name}: {why}")
     if folder is None:
         links = [PurePosixPath(p) for p in unpacked["links"]]
         if links:
-            return Entry(name, path, None, "not_a_submission", f"{path.name}: {_links_refused(name, links)}")
-        return Entry(name, path, None, "missing", f"no module file in {path.name}")
+            return Entry(name, path, None, EntryStatus.NOT_A_SUBMISSION, f"{path.name}: {_links_refused(name, links)}")
+        return Entry(name, path, None, EntryStatus.MISSING, f"no module file in {path.name}")
     for member in files:
         if member.parent == folder and (target / member).stat().st_size > MAX_MODULE_BYTES:
-            return Entry(name, path, None, "not_a_submission", f"{path.name}: {member} is larger than 2 MB")
+            return Entry(name, path, None, EntryStatus.NOT_A_SUBMISSION, f"{path.name}: {member} is larger than 2 MB")
     shown = f"{path.name}/{folder}" if str(folder) != "." else path.name
     # GitHub's "Download ZIP" of <repo> is <repo>-main.zip holding <repo>-main/: the student is <repo>.
     if name.endswith(GITHUB_BRANCHES) and folder.parts[:1] == (name,):
         name = name.rsplit("-", 1)[0]
-    return Entry(name, path, target / folder, "ok", shown_as=shown)
+    return Entry(name, path, target / folder, EntryStatus.OK, shown_as=shown)
 
 
 def find(root: Path, modules: set[str], scratch: Path) -> list[Entry]:
@@ -321,13 +331,13 @@ def find(root: Path, modules: set[str], scratch: Path) -> list[Entry]:
     entries = []
     for path in sorted(Path(root).iterdir(), key=lambda p: p.name):
         if path.is_symlink():
-            entries.append(Entry(path.name, path, None, "not_a_submission", f"{path.name} is a link, not a folder"))
+            entries.append(Entry(path.name, path, None, EntryStatus.NOT_A_SUBMISSION, f"{path.name} is a link, not a folder"))
         elif path.is_dir():
             entries.append(_from_folder(path, modules, scratch=scratch))
         elif path.name.lower().endswith(ARCHIVES) and path.is_file():      # never a FIFO or a device
             entries.append(_from_archive(path, modules, scratch))
         else:
-            entries.append(Entry(path.name, path, None, "not_a_submission",
+            entries.append(Entry(path.name, path, None, EntryStatus.NOT_A_SUBMISSION,
                                  f"{path.name} is neither a folder nor an archive (.zip, .tar.gz)"))
     seen: dict[str, int] = {}
     for e in entries:                     # two entries of one student (george/ and george.zip)
@@ -342,7 +352,7 @@ def from_upload(folder: Path, modules: set[str], scratch: Path | None = None) ->
     """One student's upload unpacked in `folder` (Gradescope's submission folder): the module
     files at its top, in wrapper folders, or in a clone of the student repository."""
     entry = _from_folder(Path(folder), modules, name="submission", scratch=scratch)
-    if entry.status == "ok" and entry.folder is not None and entry.folder.is_relative_to(folder):   # not notebooks
+    if entry.status == EntryStatus.OK and entry.folder is not None and entry.folder.is_relative_to(folder):   # not notebooks
         inside = entry.folder.relative_to(folder).as_posix()
         entry.shown_as = "" if inside == "." else inside
     return entry

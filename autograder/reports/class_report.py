@@ -19,16 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import i18n
+from autograder.grading.score import TopicStatus
 from autograder.i18n import _
 from autograder.reports import histograms
 from autograder.reports.files import atomic_write
 from autograder.reports.similarity import excerpt
+from autograder.reports.submission_status import NOT_GRADED
 from autograder.reports.text import csv_cell, markdown, one_line, plain
 
 FILES = ("class.md", "class.html", "class.png")
 STUDENTS = "students"         # DIR/students/<submission>/: apart from the class files, whatever a student is called
-NOT_GRADED = ("missing", "not_a_submission", "grader_error", "timeout")
-LOST = ("error", "timeout", "crashed")       # a topic's statuses that cost it for another reason than its answers
+LOST = (TopicStatus.ERROR, TopicStatus.TIMEOUT, TopicStatus.CRASHED)   # a topic's statuses that cost it for another reason than its answers
 TOP = 15                      # rows of the failing-tests table
 TOP_PER_TOPIC = 4             # misconceptions shown per topic (every topic gets its own)
 BINS = 10                     # score distribution: tenths of the topic's points
@@ -59,7 +60,7 @@ class TopicStats:
 
 @dataclass
 class ClassSummary:
-    assignment: str
+    unit: str                                    # the unit's name
     grader_version: str
     submissions: int
     topics: list[TopicStats]
@@ -93,7 +94,7 @@ def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSumm
     named: Counter[tuple[str, str]] = Counter()      # (topic, misconception's identity) -> submissions showing it
     texts: dict[tuple[str, str], str] = {}           # its text, in the run's language
     first: dict[tuple[str, str], tuple[int, int]] = {}   # where it was first seen: (student, test), class order
-    hints = {t.id: {test.id: test.hint for test in unit.rubric.topic(t.id).tests} for t in topics}
+    hints = {t.id: {str(test.id): test.hint for test in unit.rubric.topic(t.id).tests} for t in topics}   # by score.json's id
     totals, not_graded, tampered, lost = [], [], [], []
     for student, row in enumerate(in_class_order(rows)):
         name = row["submission"]
@@ -116,7 +117,7 @@ def summarise(out: Path, unit, rows: list[dict], version: str = "") -> ClassSumm
                  if row.get(f"{t.id}_status") in LOST]
         seen = set()
         for topic in score.get("topics", []):
-            if topic.get("status") != "graded":      # not written, missing, or not importable: no misconception
+            if topic.get("status") != TopicStatus.GRADED:      # not written, missing, or not importable: no misconception
                 continue
             for place, test in enumerate(topic.get("tests", [])):
                 # What is not written yet is not a misunderstanding: stubs are left out.
@@ -236,7 +237,7 @@ def _summary_lines(s: ClassSummary) -> list[str]:
 
 
 def render_md(s: ClassSummary) -> str:
-    lines = ["# " + _("Class report: {assignment}").format(assignment=markdown(s.assignment)), ""]
+    lines = ["# " + _("Class report: {assignment}").format(assignment=markdown(s.unit)), ""]
     lines += [line for text in _summary_lines(s) for line in (markdown(text), "")]
     lines += [f"![{_('score distribution per topic')}](class.png)", ""]
     for sec in sections(s):
@@ -281,7 +282,7 @@ def _inline_code(escaped: str) -> str:
 
 
 def render_html(s: ClassSummary) -> str:
-    title = html.escape(_("Class report: {assignment}").format(assignment=s.assignment))
+    title = html.escape(_("Class report: {assignment}").format(assignment=s.unit))
     lang = "zh-CN" if i18n.current_language() == "zh" else "en"
     parts = [f"<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><title>{title}</title>"
              f"<style>{STYLE}</style></head><body>", f"<h1>{title}</h1>"]
@@ -331,7 +332,7 @@ def render_png(s: ClassSummary) -> bytes:
 
     panels = [(f"{t.id} ({t.possible:g} pts)", t.histogram() if t.possible else [0] * BINS) for t in s.topics]
     panels.append(("total", bands(s.totals)))
-    return histograms.png(f"{s.assignment}: students per score band ({len(s.totals)} graded)", panels,
+    return histograms.png(f"{s.unit}: students per score band ({len(s.totals)} graded)", panels,
                           [100 * i // BINS for i in range(BINS + 1)], "% of the topic's points")
 
 

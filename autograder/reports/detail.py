@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from autograder.grading.score import GradeResult, TestOutcome
+from autograder.grading.score import GradeResult, Outcome, TestOutcome
 from autograder.i18n import _
+from autograder.unit.test_ids import HIDDEN_TOTAL, TopicTestId
 
 HIDDEN_DETAIL = ("hints", "tests", "total")
-HIDDEN_TOTAL = "hidden::*"     # the one entry that stands for a topic's hidden tests at "total"
-
-
-def is_hidden(test_id: str) -> bool:
-    return test_id.startswith("hidden::")
 
 
 def _hidden_total(tests: list[TestOutcome]) -> TestOutcome:
@@ -31,7 +27,7 @@ def _hidden_total(tests: list[TestOutcome]) -> TestOutcome:
     outcomes, kinds = {x.outcome for x in failed}, {x.kind for x in failed}
     stub = failed[0].not_implemented if failed and all(x.not_implemented for x in failed) else None
     return TestOutcome(HIDDEN_TOTAL, round(sum(x.earned for x in tests), 6), round(sum(x.possible for x in tests), 6),
-                       outcomes.pop() if len(outcomes) == 1 else "failed" if failed else "passed", message, "",
+                       outcomes.pop() if len(outcomes) == 1 else Outcome.FAILED if failed else Outcome.PASSED, message, "",
                        not_implemented=stub, duration_s=round(sum(x.duration_s for x in tests), 6),
                        kind=kinds.pop() if len(kinds) == 1 else "")
 
@@ -41,17 +37,17 @@ def shown_tests(tests: list[TestOutcome], detail: str) -> list[TestOutcome]:
     if detail == "hints":
         return tests
     if detail == "tests":
-        return [dataclasses.replace(x, hint="") if is_hidden(x.id) else x for x in tests]
-    hidden = [x for x in tests if is_hidden(x.id)]
+        return [dataclasses.replace(x, hint="") if x.id.hidden else x for x in tests]
+    hidden = [x for x in tests if x.id.hidden]
     if any(x.id == HIDDEN_TOTAL for x in hidden):      # shown at "total" already
         return tests
-    shown = [x for x in tests if not is_hidden(x.id)]
+    shown = [x for x in tests if not x.id.hidden]
     return shown + [_hidden_total(hidden)] if hidden else shown
 
 
-def _names_shown(names: list[str]) -> list[str]:
-    """Test ids ("hidden::name" or "topic::hidden::name") with each hidden name replaced by `*`."""
-    return [n[: n.index("hidden::")] + HIDDEN_TOTAL if is_hidden(n) or "::hidden::" in n else n for n in names]
+def _names_shown(names: list[TopicTestId]) -> list[TopicTestId]:
+    """Test ids with each hidden test's name replaced by `*` (topic::hidden::*)."""
+    return [TopicTestId(n.topic, HIDDEN_TOTAL) if n.test.hidden else n for n in names]
 
 
 def visible(result: GradeResult, detail: str) -> GradeResult:

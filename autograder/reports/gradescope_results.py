@@ -30,7 +30,7 @@ def _output(test) -> str:
 def document(result: GradeResult) -> dict:
     tests = [{"name": f"{t.id} {x.id}", "score": x.earned, "max_score": x.possible,
               "status": "passed" if x.passed else "failed", "output": _output(x), "output_format": "md",
-              "visibility": "visible" if x.id.startswith("public::") else "after_published"}
+              "visibility": "after_published" if x.id.hidden else "visible"}
              for t in result.topics for x in t.tests]
     notes = [markdown(note, 2000) for note in (pass_mark_note(result), tamper_note(result), seed_note(result)) if note]
     if result.refused:                   # already escaped by refusal_note

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from autograder.grading.score import GradeResult
+from autograder.grading.score import GradeResult, Outcome
 from autograder.reports.markdown import pass_mark_note
 from autograder.reports.text import one_line, xml_text
 
@@ -27,15 +27,15 @@ def _run_properties(result: GradeResult) -> list[tuple[str, str]]:
 
 
 def render(result: GradeResult) -> str:
-    root = ET.Element("testsuites", name=f"autograder {result.assignment}",
+    root = ET.Element("testsuites", name=f"autograder {result.unit}",
                       tests=str(sum(len(t.tests) for t in result.topics)),
                       failures=str(sum(x.outcome == "failed" for t in result.topics for x in t.tests)),
-                      errors=str(sum(x.outcome in ("error", "timeout") for t in result.topics for x in t.tests)),
+                      errors=str(sum(x.outcome in (Outcome.ERROR, Outcome.TIMEOUT) for t in result.topics for x in t.tests)),
                       time=f"{result.duration_s:.3f}")
     for t in result.topics:
         suite = ET.SubElement(root, "testsuite", name=t.id, tests=str(len(t.tests)),
                               failures=str(sum(x.outcome == "failed" for x in t.tests)),
-                              errors=str(sum(x.outcome in ("error", "timeout") for x in t.tests)),
+                              errors=str(sum(x.outcome in (Outcome.ERROR, Outcome.TIMEOUT) for x in t.tests)),
                               time=f"{sum(x.duration_s for x in t.tests):.3f}")
         properties = ET.SubElement(suite, "properties")
         props = _run_properties(result) + [("points", f"{t.earned:g}/{t.possible:g}")]
@@ -43,9 +43,9 @@ def render(result: GradeResult) -> str:
         for name, value in props:
             ET.SubElement(properties, "property", name=name, value=xml_text(value))
         for x in t.tests:
-            case = ET.SubElement(suite, "testcase", classname=t.id, name=x.id, time=f"{x.duration_s:.3f}")
+            case = ET.SubElement(suite, "testcase", classname=t.id, name=str(x.id), time=f"{x.duration_s:.3f}")
             if not x.passed:
-                tag = "failure" if x.outcome == "failed" else "error"
+                tag = "failure" if x.outcome == Outcome.FAILED else "error"
                 el = ET.SubElement(case, tag, message=xml_text(one_line(x.message, 200)), type=x.outcome)
                 el.text = xml_text(x.message + (f"\nhint: {x.hint}" if x.hint else ""))
     ET.indent(root)

@@ -39,6 +39,7 @@ from datetime import datetime
 from pathlib import Path
 
 from autograder.reports.files import atomic_write
+from autograder.reports.submission_status import GRADED, SubmissionStatus
 from autograder.reports.text import csv_cell, one_line
 
 # Canvas's importer pops trailing columns matching this (gradebook_importer.rb, strip_non_assignment_columns).
@@ -50,7 +51,6 @@ CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Secti
 POINTS_POSSIBLE = "Points Possible"
 MOODLE_IDS = {"email": ("Email address", "email"), "idnumber": ("ID number", "student_id"),
               "username": ("Username", "sis_login_id")}
-GRADED = ("graded", "not_implemented")      # a grade to send: the grading ran to its end
 
 
 def points(value: float) -> str:
@@ -63,7 +63,7 @@ def points(value: float) -> str:
 class Grade:
     """One student's line of the export (or one submission no roster entry claims)."""
     submission: str                         # the class folder's entry ("" for a student who sent nothing)
-    status: str                             # class.csv's status, or "missing"
+    status: str                             # class.csv's status (SubmissionStatus), or MISSING
     earned: float | None = None
     possible: float | None = None
     topics: dict[str, float] = field(default_factory=dict)         # topic id -> earned
@@ -183,11 +183,11 @@ def notes_md(ex: Export, moodle_by: str) -> str:
         return one_line(f"{_cell(g.student, 'key')} ({_cell(g.student, 'name')})" if _cell(g.student, "name")
                         else _cell(g.student, "key"), 200)
 
-    section("Students without a submission", [who(g) for g in ex.grades if g.status == "missing"],
+    section("Students without a submission", [who(g) for g in ex.grades if g.status == SubmissionStatus.MISSING],
             "None: every student of the roster has a submission.")
     section("Submissions that were not graded (no grade exported)",
             [f"{who(g)}: `{csv_cell(g.submission)}` is {g.status}" for g in ex.grades
-             if g.status not in GRADED and g.status != "missing"], "None.")
+             if g.status not in GRADED and g.status != SubmissionStatus.MISSING], "None.")
     section("Submissions no roster entry claims (not exported)",
             [f"`{csv_cell(e)}`: {why}" for e, why in ex.unmatched], "None: every submission has its student.")
     section("Group submissions (graded for each submitter)",

@@ -6,16 +6,20 @@
 
 from __future__ import annotations
 
-from autograder.grading.score import GradeResult
+from autograder.grading.score import GradeResult, Outcome, TopicStatus
 from autograder.i18n import N_, _
-from autograder.reports.detail import HIDDEN_TOTAL, visible
+from autograder.reports.detail import visible
 from autograder.reports.text import markdown, one_line
+from autograder.unit.oral_exam import Readiness
+from autograder.unit.test_ids import HIDDEN_TOTAL
 
-STATUS_WORDS = {"graded": N_("graded"), "not_implemented": N_("not implemented"), "error": N_("error"),
-                "timeout": N_("timeout"), "crashed": N_("crashed")}
-OUTCOME_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"), "timeout": N_("timeout")}
-READINESS_WORDS = {"ready": N_("ready"), "not yet": N_("not yet"), "not graded": N_("not graded"),
-                   "no exercise": N_("no exercise")}
+STATUS_WORDS: dict[str, str] = {
+    TopicStatus.GRADED: N_("graded"), TopicStatus.NOT_IMPLEMENTED: N_("not implemented"),
+    TopicStatus.ERROR: N_("error"), TopicStatus.TIMEOUT: N_("timeout"), TopicStatus.CRASHED: N_("crashed")}
+OUTCOME_WORDS: dict[str, str] = {Outcome.PASSED: N_("passed"), Outcome.FAILED: N_("failed"), Outcome.ERROR: N_("error"),
+                                 Outcome.TIMEOUT: N_("timeout")}
+READINESS_WORDS = {Readiness.READY: N_("ready"), Readiness.NOT_YET: N_("not yet"),
+                   Readiness.NOT_GRADED: N_("not graded"), Readiness.NO_EXERCISE: N_("no exercise")}
 
 
 def pct(earned: float, possible: float) -> str:
@@ -79,8 +83,8 @@ def oral_exam(result: GradeResult) -> list[str]:
     rows = result.oral_exam
     if not rows:
         return []
-    backed = [r for r in rows if r["status"] != "no exercise"]
-    if not any(r["status"] == "ready" for r in rows):
+    backed = [r for r in rows if r["status"] != Readiness.NO_EXERCISE]
+    if not any(r["status"] == Readiness.READY for r in rows):
         return [_("**{title}:** none of the {n} questions backed by this assignment's tests is ready yet "
                   "({m} have no exercise).").format(title=_(result.oral_exam_title), n=len(backed),
                                                     m=len(rows) - len(backed)), ""]
@@ -100,7 +104,7 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
     """score.md, showing of the hidden tests what `hidden_detail` allows (reports.detail)."""
     result = visible(result, hidden_detail)
     lines = [_("## Autograder: {assignment} — {earned} / {possible} ({pct})").format(
-        assignment=result.assignment, earned=f"{result.earned:g}", possible=f"{result.possible:g}",
+        assignment=result.unit, earned=f"{result.earned:g}", possible=f"{result.possible:g}",
         pct=pct(result.earned, result.possible)), ""]
     if result.pass_mark is not None:
         lines += [f"**{pass_mark_note(result)}**", ""]
@@ -126,7 +130,7 @@ def render(result: GradeResult, images=(), hidden_detail: str = "hints") -> str:
         if t.message:
             lines += ["", f"> {markdown(t.message)}"]
         lines.append("")
-        if t.status != "graded":      # nothing ran (not implemented, does not import, ...): the line above says why
+        if t.status != TopicStatus.GRADED:      # nothing ran (not implemented, does not import, ...): the line above says why
             continue
         for group in same_message(failed):
             x = group[0]

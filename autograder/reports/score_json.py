@@ -10,13 +10,13 @@ from autograder.grading.score import SCHEMA, GradeResult
 def document(result: GradeResult) -> dict:
     doc = {
         "schema": SCHEMA,
-        "assignment": result.assignment,
+        "assignment": result.unit,            # the schema's name for the unit
         "submission": result.submission,
         "earned": result.earned,
         "possible": result.possible,
         "duration_s": result.duration_s,
         "topics": [{"id": t.id, "earned": t.earned, "possible": t.possible, "status": t.status,
-                    "tests": [{"id": x.id, "earned": x.earned, "possible": x.possible, "outcome": x.outcome,
+                    "tests": [{"id": str(x.id), "earned": x.earned, "possible": x.possible, "outcome": x.outcome,
                                "message": x.message, "hint": x.hint,
                                # an addition: how it failed ("" when passed; "not_implemented": a stub)
                                "kind": "not_implemented" if x.not_implemented else x.kind}
@@ -31,11 +31,12 @@ def document(result: GradeResult) -> dict:
         "grader_version": result.grader_version,
     }
     if result.selected_tests:
-        doc["selected_tests"] = list(result.selected_tests)
+        doc["selected_tests"] = [str(test) for test in result.selected_tests]
     if result.graded_later:
         doc["graded_later"] = {t.id: t.graded_later for t in result.topics if t.graded_later}
     if result.oral_exam:
-        doc["oral_exam"] = [dict(row) for row in result.oral_exam]
+        doc["oral_exam"] = [{**row, "tests": [str(t) for t in row["tests"]], "failing": [str(t) for t in row["failing"]]}
+                            for row in result.oral_exam]
     if result.tampered is not None:
         doc["tampered"] = list(result.tampered)
     if result.refused:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from autograder.grading.score import GradeResult
+from autograder.grading.score import GradeResult, Outcome, TopicStatus
 from autograder.i18n import _
 from autograder.reports.markdown import STATUS_WORDS, pct, seed_note, tamper_note
 from autograder.reports.text import one_line, terminal
@@ -13,8 +13,8 @@ from autograder.reports.text import one_line, terminal
 
 def stopped(topic) -> str:
     """", 2 tests timed out": what a graded topic's score alone does not say."""
-    n = sum(x.outcome == "timeout" for x in topic.tests)
-    if topic.status != "graded" or not n:
+    n = sum(x.outcome == Outcome.TIMEOUT for x in topic.tests)
+    if topic.status != TopicStatus.GRADED or not n:
         return ""
     return _(", 1 test timed out") if n == 1 else _(", {n} tests timed out").format(n=n)
 

@@ -56,7 +56,7 @@ def find_unit(name_or_path: str | Path) -> Path:
     if isinstance(name_or_path, str) and "/" not in name_or_path and (UNITS / name_or_path / MANIFEST).is_file():
         return UNITS / name_or_path
     known = sorted(p.name for p in UNITS.iterdir() if (p / MANIFEST).is_file())
-    raise UnitError(f"no assignment {str(name_or_path)!r}: give a folder holding {MANIFEST} "
+    raise UnitError(f"no unit {str(name_or_path)!r}: give a folder holding {MANIFEST} "
                     f"or one of {known}")
 
 
@@ -64,7 +64,7 @@ def default_unit() -> str:
     """The unit used when none is named: the only one shipped, else an error."""
     shipped = sorted(p.name for p in UNITS.iterdir() if (p / MANIFEST).is_file())
     if len(shipped) != 1:
-        raise UnitError(f"several assignments are installed ({shipped}): name one with --assignment")
+        raise UnitError(f"several units are installed ({shipped}): name one with --unit")
     return shipped[0]
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import yaml
 
 from autograder.errors import GraderError
+from autograder.unit.test_ids import VISIBILITIES, TestId, TopicTestId
 
 # libyaml's loader when PyYAML has it: the pure-Python one costs ~0.2 s per grading here.
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-VISIBILITIES = ("public", "hidden")
 
 
 class RubricError(GraderError, ValueError):
@@ -31,8 +31,8 @@ class RubricTest:
     hint: str
 
     @property
-    def id(self) -> str:
-        return f"{self.visibility}::{self.test}"
+    def id(self) -> TestId:
+        return TestId(self.visibility, self.test)
 
 
 @dataclass(frozen=True)
@@ -46,16 +46,24 @@ class RubricTopic:
 
 @dataclass(frozen=True)
 class Rubric:
-    assignment: str
+    unit: str                   # the unit's name
     topics: tuple[RubricTopic, ...]
 
     @property
     def points(self) -> float:
         return sum(t.points for t in self.topics)
 
-    def test_selectors(self) -> set[str]:
-        """"topic::visibility::test" of every test: how `grade --test` and batch plans name one."""
-        return {f"{t.id}::{test.id}" for t in self.topics for test in t.tests}
+    def test_selectors(self) -> set[TopicTestId]:
+        """Every test of the unit, as `grade --test` and batch plans name one."""
+        return {TopicTestId(t.id, test.id) for t in self.topics for test in t.tests}
+
+    def find_test(self, selector: str) -> TopicTestId | None:
+        """The test a selector ("topic::visibility::name") names, or None when the rubric has none."""
+        try:
+            test = TopicTestId.parse(selector)
+        except ValueError:
+            return None
+        return test if test in self.test_selectors() else None
 
     def topic(self, topic_id: str) -> RubricTopic:
         for t in self.topics:

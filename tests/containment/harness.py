@@ -420,7 +420,7 @@ def results_of(score: dict, tid: str) -> dict:
 
 
 def points(tid: str, test_ids=None) -> float:
-    return sum(t.points for t in UNIT.rubric.topic(tid).tests if test_ids is None or t.id in test_ids)
+    return sum(t.points for t in UNIT.rubric.topic(tid).tests if test_ids is None or str(t.id) in test_ids)
 
 
 def expect_full_marks(score: dict, *tids) -> None:

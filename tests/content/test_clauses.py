@@ -52,7 +52,7 @@ def test_a_mutant_is_not_charged_in_the_tests_of_another_function(topic):
     """A mutant's own `not_charged_in` names tests of its topic where its mistake must cost
     nothing (a test of a relation between two functions compares with the student's own other
     function); test_kill_matrix.py grades the mutant on them and requires them passed."""
-    tests = {t.id for t in UNIT.rubric.topic(topic).tests}
+    tests = {str(t.id) for t in UNIT.rubric.topic(topic).tests}
     for m in MATRIX[topic]["mutants"]:
         spared = m.get("not_charged_in") or []
         assert isinstance(spared, list), f"{topic}: {m['name']}: not_charged_in is a list of tests"

@@ -115,7 +115,9 @@ def _public_test_that_always_passes(folder):
 
 def _engine_that_passes_everything(folder):
     path = folder / "autograder" / "grading" / "score.py"
-    path.write_text(path.read_text().replace('passed = rec.outcome == "passed"', "passed = True"))
+    text = path.read_text()
+    assert "passed = rec.outcome == Outcome.PASSED" in text, "the edit must change the engine"
+    path.write_text(text.replace("passed = rec.outcome == Outcome.PASSED", "passed = True"))
 
 
 def _workflow_that_posts_a_fake_score(folder):

@@ -26,10 +26,10 @@ def _class(out, lang: str) -> list[dict]:
         diagnosis = i18n._("{where} = {got} where {right} is right")
         for k in range(12):
             name = f"s{k:02d}"
-            tests = [{"id": t.id, "outcome": "failed", "kind": "value", "message": "wrong",
+            tests = [{"id": str(t.id), "outcome": "failed", "kind": "value", "message": "wrong",
                       "hint": i18n._(t.hint), "earned": 0.0, "possible": t.points}
                      for i, t in enumerate(HINTS) if (i + k) % 3 == 0]
-            tests.append({"id": HINTS[0].id, "outcome": "failed", "kind": "diagnosed", "hint": "",
+            tests.append({"id": str(HINTS[0].id), "outcome": "failed", "kind": "diagnosed", "hint": "",
                           "message": (f"第{k}步: " if lang == "zh" else f"step {k}: ")
                           + diagnosis.format(where="dh", got=f"{k}.5", right="2"), "earned": 0.0, "possible": 1.0})
             score = {"topics": [{"id": TOPIC, "status": "graded", "tests": tests},

@@ -10,6 +10,7 @@ from autograder.grading.score import TestOutcome, TopicResult
 from autograder.unit.load import load_unit
 from autograder.unit.model import UnitError
 from autograder.unit.oral_exam import readiness
+from autograder.unit.test_ids import TestId, TopicTestId
 
 
 def _results(failing=(), topics=None):
@@ -20,6 +21,7 @@ def _results(failing=(), topics=None):
             continue
         tests = [TestOutcome(x.id, 0.0 if f"{t.id}::{x.id}" in failing else x.points, x.points,
                              "failed" if f"{t.id}::{x.id}" in failing else "passed", "", "") for x in t.tests]
+        assert all(isinstance(x.id, TestId) for x in tests)
         out.append(TopicResult(t.id, t.title, t.id, "graded", "", tests))
     return out
 
@@ -37,7 +39,7 @@ def test_a_failing_backing_test_makes_its_questions_not_yet():
     failing = {"fault_injection::hidden::test_clipping_does_not_rescue_vanishing_measured"}
     rows = {r["question"]: r for r in readiness(UNIT.oral_exam, _results(failing))}
     assert rows[3]["status"] == rows[4]["status"] == "not yet"
-    assert rows[4]["failing"] == sorted(failing)
+    assert rows[4]["failing"] == [TopicTestId.parse(t) for t in sorted(failing)]
     assert rows[2]["status"] == rows[5]["status"] == "ready"
 
 

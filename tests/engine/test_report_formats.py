@@ -20,6 +20,7 @@ from helpers import REPO
 from autograder import reports
 from autograder.grading.score import GradeResult, TestOutcome, TopicResult
 from autograder.reports import gradescope_results, junit, markdown, score_json
+from autograder.unit.test_ids import TestId, TopicTestId
 
 JUNIT_XSD = REPO / "tests" / "junit-10.xsd"
 HIDDEN_NAMES = ("test_hidden_secret_value", "test_hidden_secret_shape")
@@ -29,15 +30,15 @@ PUBLIC_HINT = "a public hint"
 
 
 def sample_result(**fields) -> GradeResult:
-    tests = [TestOutcome("public::test_public_value", 0.0, 1.0, "failed", "public message", PUBLIC_HINT),
-             TestOutcome(f"hidden::{HIDDEN_NAMES[0]}", 0.0, 2.0, "failed", HIDDEN_MESSAGE, HIDDEN_HINT, kind="value"),
-             TestOutcome(f"hidden::{HIDDEN_NAMES[1]}", 1.5, 1.5, "passed", "", ""),
-             TestOutcome("public::test_public_crash", 0.0, 1.0, "error", "ValueError: boom", "")]
-    other = [TestOutcome(f"hidden::{HIDDEN_NAMES[1]}_too", 3.0, 3.0, "passed", "", "")]
+    tests = [TestOutcome(TestId.parse("public::test_public_value"), 0.0, 1.0, "failed", "public message", PUBLIC_HINT),
+             TestOutcome(TestId.parse(f"hidden::{HIDDEN_NAMES[0]}"), 0.0, 2.0, "failed", HIDDEN_MESSAGE, HIDDEN_HINT, kind="value"),
+             TestOutcome(TestId.parse(f"hidden::{HIDDEN_NAMES[1]}"), 1.5, 1.5, "passed", "", ""),
+             TestOutcome(TestId.parse("public::test_public_crash"), 0.0, 1.0, "error", "ValueError: boom", "")]
+    other = [TestOutcome(TestId.parse(f"hidden::{HIDDEN_NAMES[1]}_too"), 3.0, 3.0, "passed", "", "")]
     topics = [TopicResult("bleu", "BLEU", "bleu", "graded", "", tests),
               TopicResult("beam", "Beam", "beam", "graded", "", other)]
-    oral = [{"question": 1, "text": "why?", "status": "not yet", "tests": [f"bleu::hidden::{HIDDEN_NAMES[0]}"],
-             "failing": [f"bleu::hidden::{HIDDEN_NAMES[0]}"]}]
+    oral = [{"question": 1, "text": "why?", "status": "not yet", "tests": [TopicTestId.parse(f"bleu::hidden::{HIDDEN_NAMES[0]}")],
+             "failing": [TopicTestId.parse(f"bleu::hidden::{HIDDEN_NAMES[0]}")]}]
     return GradeResult("unit", "sub", seed=3, duration_s=1.25, topics=topics, oral_exam=oral, **fields)
 
 
@@ -94,12 +95,12 @@ def test_every_format_shows_only_what_the_hidden_detail_allows(tmp_path, detail)
 
 
 def test_the_hidden_total_says_how_its_tests_failed_when_all_failed_alike():
-    stub = [TestOutcome(f"hidden::test_{i}", 0.0, 1.0, "error", "NotImplementedError", "", not_implemented="m.f",
+    stub = [TestOutcome(TestId.parse(f"hidden::test_{i}"), 0.0, 1.0, "error", "NotImplementedError", "", not_implemented="m.f",
                         kind="exception") for i in range(3)]
     topic = TopicResult("bleu", "BLEU", "bleu", "not_implemented", "nothing is implemented yet", stub)
     shown = reports.visible(GradeResult("unit", "sub", seed=1, duration_s=0.0, topics=[topic]), "total")
     [total] = shown.topics[0].tests
-    assert (total.id, total.outcome, total.not_implemented, total.kind, total.possible) == (
+    assert (str(total.id), total.outcome, total.not_implemented, total.kind, total.possible) == (
         "hidden::*", "error", "m.f", "exception", 3.0)
     assert total.message == "3 of 3 hidden tests failed"
 

@@ -14,6 +14,7 @@ from autograder.grading.score import GradeResult, TestOutcome, TopicResult
 from autograder.reports import gradescope_results, junit, markdown, terminal
 from autograder.reports.text import csv_cell, plain
 from autograder.reports.text import markdown as md_text
+from autograder.unit.test_ids import TestId
 
 HOSTILE = ("boom\n# Fake heading\n| bptt | 20 / 20 | graded |\n<img src=http://x.invalid/beacon>"
            "<script>alert(1)</script> ![x](http://x.invalid/i.png) [link](http://x.invalid) "
@@ -21,7 +22,7 @@ HOSTILE = ("boom\n# Fake heading\n| bptt | 20 / 20 | graded |\n<img src=http://x
 
 
 def hostile_result() -> GradeResult:
-    test = TestOutcome("public::test_x", 0.0, 1.0, "error", HOSTILE, "a hint")
+    test = TestOutcome(TestId.parse("public::test_x"), 0.0, 1.0, "error", HOSTILE, "a hint")
     topic = TopicResult("bptt", "t", "bptt", "error", HOSTILE, [test])
     return GradeResult("unit", "sub", seed=1, duration_s=0.1, topics=[topic])
 
@@ -90,7 +91,7 @@ def _github_html(markdown_text: str) -> str:
 
 
 def test_markdown_outputs_make_no_link_mention_or_bidi_override():
-    test = TestOutcome("public::test_x", 0.0, 1.0, "error", GITHUB_BAIT, "a hint")
+    test = TestOutcome(TestId.parse("public::test_x"), 0.0, 1.0, "error", GITHUB_BAIT, "a hint")
     topic = TopicResult("bptt", "t", "bptt", "error", GITHUB_BAIT, [test])
     graded = TopicResult("attention", "t", "attention", "graded", "", [test])
     result = GradeResult("unit", "sub", seed=1, duration_s=0.1, topics=[topic, graded])

@@ -3,7 +3,7 @@
 The engine creates `Artefacts(unit, topics, suite)` before grading and calls
 `write(out_dir, result, submission, command)` after it. When the run reached the
 fault-injection lab, its hidden suite left a `LabRecord` (lab/record.py) in the run's
-extras; from it:
+`report_extras`; from it:
 
     write_evidence(out_dir, record, signals, submission, command, grading_seed, tampered) -> Path
     write_fault_plot(out_dir, record) -> Path | None
@@ -335,7 +335,7 @@ def absent_lab_files(result) -> str | None:
         why = _("run_fault_injection in fault_injection.py is not implemented yet")
     else:
         # a public test's message: every level of --hidden-detail shows those
-        failed = next((x for x in topic.tests if not x.passed and x.message and x.id.startswith("public::")), None)
+        failed = next((x for x in topic.tests if not x.passed and x.message and not x.id.hidden), None)
         reason = topic.message or (failed.message if failed is not None else "")
         why = _("run_fault_injection did not return its dict in this grading ({reason})").format(
             reason=lab_record.whole_sentences(reason, 300) or topic.status)
@@ -356,10 +356,10 @@ class Artefacts:
         self._drawing: tuple[LabRecord, Future] | None = None     # the record drawn, and its PNG to come
         self._pool: ThreadPoolExecutor | None = None
 
-    def topic_done(self, topic: str, extras: dict) -> None:
-        if topic == TOPIC and lab_record.EXTRAS_KEY in extras:
+    def topic_done(self, topic: str, report_extras: dict) -> None:
+        if topic == TOPIC and lab_record.EXTRAS_KEY in report_extras:
             self._pool = self._pool or ThreadPoolExecutor(1, thread_name_prefix="autograder-figure")
-            lab = lab_record.of(extras)
+            lab = lab_record.of(report_extras)
             self._drawing = (lab, self._pool.submit(render_fault_plot, lab))
 
     def write(self, out_dir: Path, result, submission: Path, command: str) -> list[tuple[Path | None, str | None]]:
@@ -367,7 +367,7 @@ class Artefacts:
         promised file not written."""
         written: list[tuple[Path | None, str | None]] = []
         try:
-            png = render_sequence_plot(result.extras)
+            png = render_sequence_plot(result.report_extras)
             if png is not None:
                 atomic_write(Path(out_dir) / SEQUENCE_PLOT_FILE, png)
                 written.append((Path(out_dir) / SEQUENCE_PLOT_FILE,
@@ -375,12 +375,12 @@ class Artefacts:
         except Exception as exc:  # noqa: BLE001 - a missing figure must not cost the score report
             print(f"autograder: warning: no {SEQUENCE_PLOT_FILE}: {exc}", file=sys.stderr)
         drawing, self._drawing = self._drawing, None
-        if lab_record.EXTRAS_KEY not in result.extras:
+        if lab_record.EXTRAS_KEY not in result.report_extras:
             why = absent_lab_files(result)
             return written + ([(None, why)] if why else [])
-        lab = lab_record.of(result.extras)
+        lab = lab_record.of(result.report_extras)
         written.insert(0, (write_evidence(out_dir, lab, result.signals, submission, command, result.seed,
-                                          result.tampered, evidence_notes(result.extras)), None))
+                                          result.tampered, evidence_notes(result.report_extras)), None))
         png = None
         try:
             # a batch job's previous grading may have stopped before its `write`: its drawing is not this one

@@ -1,7 +1,7 @@
 """reports/sequence_models.png: causality and the inference bill, as the grading measured them.
 
 Five panels, drawn from what the hidden suites of `causality` and `inference_cost` left in
-the run's extras (nothing to draw after a public-only run):
+the run's `report_extras` (nothing to draw after a public-only run):
 
 - four dependency matrices D[t, s] (how far output t moved when only input s moved), of
   your unidirectional RNN (the forward half of birnn_forward), your bidirectional RNN, and
@@ -10,8 +10,8 @@ the run's extras (nothing to draw after a public-only run):
 - the bytes each decoder holds after T tokens, T = 16 ... 1024, on linear axes: your RNN's
   state (flat) against your attention's KV cache (a straight line, N (Dk + Dv) 8 bytes a token).
 
-    render_sequence_plot(extras) -> PNG bytes | None
-    evidence_notes(extras) -> [str]          the same measurements, as lines for evidence.yaml
+    render_sequence_plot(report_extras) -> PNG bytes | None
+    evidence_notes(report_extras) -> [str]   the same measurements, as lines for evidence.yaml
 
 Student-facing text only: it names the student's functions.
 """
@@ -74,16 +74,16 @@ def _bytes_panel(ax, bill):
     ax.set_xlabel("T (tokens decoded)", fontsize=8)
 
 
-def render_sequence_plot(extras: dict) -> bytes | None:
+def render_sequence_plot(report_extras: dict) -> bytes | None:
     """The PNG of sequence_models.png, or None when neither suite left its measurements."""
     from PIL import Image
 
-    matrices, bill = extras.get("causality"), extras.get("inference_cost")
+    matrices, bill = report_extras.get("causality"), report_extras.get("inference_cost")
     if not matrices and not bill:
         return None
     fig = Figure(figsize=PLOT_SIZE_IN, dpi=PLOT_DPI)
     axes = fig.subplots(1, 5)
-    unmeasured = extras.get("causality_unmeasured") or {}
+    unmeasured = report_extras.get("causality_unmeasured") or {}
     for ax, (key, title) in zip(axes, MAPS):
         if matrices and key in matrices:
             _matrix_panel(ax, matrices[key], title)
@@ -94,7 +94,7 @@ def render_sequence_plot(extras: dict) -> bytes | None:
         _bytes_panel(axes[4], bill)
     else:
         axes[4].set_title("Bytes held after T tokens\nnot measured in this run", fontsize=9)
-    readout = extras.get("causality_readout") or {}
+    readout = report_extras.get("causality_readout") or {}
     heading = "Who reads whom: D[t, s] = how far output t moved when only input s moved (white: not at all)."
     if readout:
         heading += (f"   Next-token readout error from your states: bidirectional {readout['birnn']:.3f}, "
@@ -107,23 +107,23 @@ def render_sequence_plot(extras: dict) -> bytes | None:
     return png.getvalue()
 
 
-def evidence_notes(extras: dict) -> list[str]:
+def evidence_notes(report_extras: dict) -> list[str]:
     """What the causality and inference-bill suites measured, one line each (comments in evidence.yaml)."""
     lines = []
     for key, title in MAPS:
-        D = (extras.get("causality") or {}).get(key)
-        why = (extras.get("causality_unmeasured") or {}).get(key)
+        D = (report_extras.get("causality") or {}).get(key)
+        why = (report_extras.get("causality_unmeasured") or {}).get(key)
         if D is None and why:
             lines.append(f"causality, {title}: not measured ({why})")
         if D is not None:
             leak = first_leak(D)
             lines.append(f"causality, {title}: " + ("causal (no output moved when a later input moved)"
                                                     if leak is None else f"reads the future, first at (t, s) = {leak}"))
-    readout = extras.get("causality_readout")
+    readout = report_extras.get("causality_readout")
     if readout:
         lines.append(f"causality, next-token readout error: bidirectional {readout['birnn']:.4f}, "
                      f"forward only {readout['rnn']:.4f}")
-    bill = extras.get("inference_cost")
+    bill = report_extras.get("inference_cost")
     if bill:
         lines.append(f"inference bill, T = {list(bill['T'])}: RNN state bytes {list(bill['rnn_bytes'])}, "
                      f"KV cache bytes {list(bill['cache_bytes'])}")

@@ -123,16 +123,16 @@ class LabRecord:
         self.experiments[name] = ExperimentData(source, int(seed), plain((result or {}).get("figure") or {}), message)
 
 
-def record_run(extras: dict, seed: int, returned) -> LabRecord:
+def record_run(report_extras: dict, seed: int, returned) -> LabRecord:
     """Keep what the student's run_fault_injection(seed) returned (the public test's run;
     the hidden suite's own run replaces it when the hidden suite runs)."""
-    record = extras.setdefault(EXTRAS_KEY, LabRecord())
+    record = report_extras.setdefault(EXTRAS_KEY, LabRecord())
     record.seed = seed
     record.returned = plain(returned) if isinstance(returned, dict) else repr(returned)[:200]
     return record
 
 
-def of(extras: dict) -> LabRecord:
+def of(report_extras: dict) -> LabRecord:
     """The run's record (an empty one when the lab's suite did not run)."""
-    record = (extras or {}).get(EXTRAS_KEY)
+    record = (report_extras or {}).get(EXTRAS_KEY)
     return record if isinstance(record, LabRecord) else LabRecord()
