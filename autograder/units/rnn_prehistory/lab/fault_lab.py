@@ -129,7 +129,7 @@ CRITERIA = {
 }
 
 # The known-broken primitives that must turn each signal false: (the function they replace, broken primitive).
-BROKEN = {
+BROKEN: dict[str, list[tuple[str, BrokenPrimitive | ScaledPrimitive]]] = {
     "near_one_product_stays_bounded": [("fault_injection.log_abs_cumprod", LOG_ABS_NO_CUMSUM)],
     "rho_below_one_gradient_decays": [("fault_injection.scale_spectral_radius", SCALE_IGNORES_RHO),
                                       ("fault_injection.jacobian_chain_norms", CHAIN_WITHOUT_WEIGHTS)],
@@ -158,7 +158,7 @@ BROKEN = {
 # with the broken clip, and no student clip runs; the scaled rnn_backward hands it a gradient
 # of the normal run times 1.5 ... 3. tests/content/test_fault_injection_seeds.py
 # checks on every pool seed that each run turns every signal it checks false.
-BROKEN_RUNS = (
+BROKEN_RUNS: tuple[dict[str, BrokenPrimitive | ScaledPrimitive], ...] = (
     {"fault_injection.log_abs_cumprod": LOG_ABS_NO_CUMSUM,
      "fault_injection.scale_spectral_radius": SCALE_IGNORES_RHO,
      "fault_injection.jacobian_chain_norms": CHAIN_WITHOUT_ACTIVATION},
