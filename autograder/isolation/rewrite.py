@@ -7,6 +7,12 @@ student's own `def` makes it, so its identity, `__module__`, `__name__`, `__qual
 source on the worker's disk is the code that runs. Only the statements of the body after
 the docstring change; every other line keeps its number.
 
+A `Scaled` function is instead the student's own, its result multiplied by a factor: lines
+appended at the end of the module rebind the name to a wrapper (the student's code runs;
+every line keeps its number). Student code can tell either kind of copy from its own (its
+source, its code objects, a call on an input whose answer it knows): a check built on these
+runs must hold whatever the student can tell, by the numbers each run measures (issue 37).
+
 The grader parses the student's source here (never runs it): a file that does not parse
 does not import in the worker either, and is left as it is.
 """
@@ -27,6 +33,40 @@ class Body:
     line: str
 
 
+@dataclass(frozen=True)
+class Scaled:
+    """The student's own function, every number of its result (arrays, floats, the items of
+    tuples, lists and dicts) multiplied by `factor`."""
+
+    factor: float
+
+
+# Appended to the module: the wrapper's scaling, by the result's structure (what is not a number stays).
+_SCALER = """
+
+def _scaled_result(value, factor):
+    if isinstance(value, dict):
+        return {key: _scaled_result(item, factor) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_scaled_result(item, factor) for item in value)
+    try:
+        return __import__("numpy").multiply(value, factor)
+    except TypeError:
+        return value
+"""
+
+
+def _scale_result(text: str, function: str, scaled: Scaled) -> bytes:
+    """`text` with lines appended that rebind `function` (when the module defines it) to the
+    same function with its result scaled."""
+    if "\ndef _scaled_result(" not in text:
+        text = text.rstrip("\n") + "\n" + _SCALER
+    text += (f"\nif callable(globals().get({function!r})):\n"
+             f"    {function} = __import__('functools').wraps({function})("
+             f"lambda *args, _own={function}, **kwargs: _scaled_result(_own(*args, **kwargs), {float(scaled.factor)!r}))\n")
+    return text.encode()
+
+
 def _bindings(node: ast.FunctionDef, params) -> str:
     """`a, b = x, y` from the student's parameter names (x, y) to the body's (a, b)."""
     positional = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
@@ -45,15 +85,18 @@ def _bindings(node: ast.FunctionDef, params) -> str:
     return f"{', '.join(names)}, = {', '.join(values)},; "
 
 
-def replace_body(source: bytes, function: str, body: Body) -> bytes:
+def replace_body(source: bytes, function: str, body: Body | Scaled) -> bytes:
     """`source` with the last top-level `def function` running `body` instead of its own
     statements (its docstring and decorators kept); without such a def, the function is
-    defined at the end of the module."""
+    defined at the end of the module. A `Scaled` body keeps the student's function and
+    scales its result."""
     text = source.decode("utf-8", "replace")
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return source
+    if isinstance(body, Scaled):
+        return _scale_result(text, function, body)
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
     if not defs:
         names = ", ".join(f"{name}={default}" for name, default in body.params)

@@ -13,8 +13,12 @@ are compared with the docstrings' procedure on the same seed, so constants fail 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 
-from harness import payload, results_of, topic
+import pytest
+from harness import payload, payload_code, results_of, topic
 from helpers import SOLUTIONS
 
 LAB_PRIMITIVES = ("log_abs_cumprod", "scale_spectral_radius", "jacobian_chain_norms", "clip_grad_norm")
@@ -79,7 +83,9 @@ def test_a_lab_that_measures_inline_cannot_see_the_broken_primitive_runs(case):
     detection: in the grader's runs with a broken primitive the detection never fires (the
     module defines the broken primitive itself, at full size), so the signals measured
     through fault_injection.py's primitives stay true there and lose their points; the
-    two measured through bptt.py react honestly and keep theirs."""
+    two measured through bptt.py react honestly and keep theirs (the run that scales
+    rnn_backward's result rebinds bptt.rnn_backward when bptt.py is imported, before this
+    lab keeps its own: it measures the scaled ratio, as it should)."""
     sub = case.submission("detecting-inline", append={"fault_injection.py": _private_copies() + payload(
         "detecting_lab", primitives=LAB_PRIMITIVES, constants=None)})
     graded = case.grade(sub, "fault_injection")
@@ -96,8 +102,88 @@ def test_no_broken_primitive_is_in_the_worker_of_a_hidden_grading(case):
     """The hidden suites' worker loads no broken primitive (they were a hidden helper,
     preloaded in every hidden grading): student code finds none by sys.modules or gc."""
     names = ["ChainWithoutActivation", "ChainWithoutWeights", "LogAbsNoCumsum", "NoClip", "ScaleIgnoresRho",
-             "SpikeRNNBackward"]      # lab/broken_primitives.py (BrokenPrimitive.name; the old classes' names)
+             "SpikeRNNBackward", "ScaledRNNBackward"]      # lab/broken_primitives.py (BrokenPrimitive.name; the old classes' names)
     sub = case.submission("look-for-broken", append={"attention.py": payload("look_for_broken_primitives", names=names)})
     graded = case.grade(sub, "attention")
     assert topic(graded.score, "attention")["earned"] == topic(graded.score, "attention")["possible"], \
         results_of(graded.score, "attention")
+
+
+# ---------------------------------------------------------------- issue 37, point 1
+# The grader's rewritten copy of the module can be told from the student's own: its function
+# runs other code, and student code can read code objects, source, files, or just call the
+# function on an input whose answer it knows. Nothing rests on the lab not knowing: every
+# figure of every judged run is compared with what the docstrings' procedure measures through
+# the primitives of that run, so a lab that knows gains nothing over one that does not.
+def _own_fingerprints(how: str) -> dict:
+    """The fingerprints of the reference's own primitives (and bptt.rnn_backward), as a student
+    computes them in advance: payloads/detect_rewrite.py's `_fingerprint`, run on the solution."""
+    names = [*LAB_PRIMITIVES, "rnn_backward"]
+    if how == "behaviour":
+        return dict.fromkeys(names, "")
+    script = ("import json, bptt, fault_injection\n"
+              f"ns = {{'run_fault_injection': None, 'bptt': bptt, '_PARAMS': {{}}}}\n"
+              f"exec({payload_code('detect_rewrite')!r}, ns)\n"
+              f"fs = {{n: getattr(bptt if n == 'rnn_backward' else fault_injection, n) for n in {names!r}}}\n"
+              f"print(json.dumps({{n: ns['_fingerprint']({how!r}, f) for n, f in fs.items()}}))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=SOLUTIONS, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+# Each primitive off by a relative 1e-11 or so: inside its own tests' tolerance, outside the
+# grader's agreement check, so the grader's run of each experiment sees it disagree.
+OFF_BY_A_HAIR = {"fault_injection.py": [
+    ("return np.cumsum(np.log(np.abs(np.asarray(factors, dtype=float))))",
+     "return np.cumsum(np.log(np.abs(np.asarray(factors, dtype=float)))) + 1e-11"),
+    ("return W * (rho / np.max(np.abs(np.linalg.eigvals(W))))",
+     "return W * (rho / np.max(np.abs(np.linalg.eigvals(W)))) * (1 + 3e-9) + 1e-11"),
+    ("return np.linalg.norm(products, ord=2, axis=(1, 2)) if T else np.zeros(0)",
+     "return np.linalg.norm(products, ord=2, axis=(1, 2)) + 1e-11 if T else np.zeros(0)"),
+    ("    return clipped, total_norm\n",
+     "    return {k: v * (1 + 5e-8 * (scale < 1)) for k, v in clipped.items()}, total_norm\n")]}
+
+
+def _detecting(case, mode: str, how: str, replace: dict | None = None):
+    sub = case.submission(f"detect-{mode}-{how}{'-off' if replace else ''}", replace=replace, append={
+        "fault_injection.py": payload("detect_rewrite", mode=mode, how=how, own=_own_fingerprints(how),
+                                      constants=CONSTANTS)})
+    graded = case.grade(sub, "fault_injection")
+    return graded, results_of(graded.score, "fault_injection")
+
+
+@pytest.mark.parametrize("how", ["code", "behaviour"])
+def test_a_bptt_signal_chosen_by_detecting_the_rewrite_earns_nothing(case, how):
+    """Constants, and bptt_matches_finite_difference false (a relative error of 0.75, in the band
+    the spiked rnn_backward gives on any loss) when rnn_backward is found rewritten. Before: the
+    signal's 1.5 points (6/15 against 4.5), bptt_rel_error being checked by range only. Now a
+    run scales rnn_backward's result by a factor c drawn per grading: the ratio is |c - 1| /
+    (c + 1), compared with the procedure's, a number only measuring gives."""
+    graded, results = _detecting(case, "bptt", how)
+    result = results[SIGNAL_TESTS["bptt_matches_finite_difference"]]
+    assert result["outcome"] != "passed", result
+    assert "ScaledRNNBackward" in result["message"] or "bptt_rel_error" in result["message"], result["message"]
+    assert _lab_points(graded.score) == 0, {t: results[t]["message"] for t in SIGNAL_TESTS.values()}
+
+
+@pytest.mark.parametrize("how", ["source", "lines", "file", "state", "behaviour"])
+def test_constants_flipped_by_detecting_the_rewrite_behind_primitives_off_by_a_hair_earn_nothing(case, how):
+    """Every primitive off by ~1e-11 (its own tests pass; the grader sees it disagree), constants,
+    and the signals of each primitive found rewritten turned false. Before: 15/15 (where a
+    primitive disagreed, the lab was judged only on agreeing with its own figures)."""
+    graded, results = _detecting(case, "flip", how, replace=OFF_BY_A_HAIR)
+    own_tests = [t for t in topic(graded.score, "fault_injection")["tests"]
+                 if t["id"].startswith("hidden::") and t["id"] not in SIGNAL_TESTS.values()]
+    assert all(t["outcome"] == "passed" for t in own_tests), [t["id"] for t in own_tests if t["outcome"] != "passed"]
+    assert _lab_points(graded.score) == 0, {t: results[t]["message"] for t in SIGNAL_TESTS.values()}
+
+
+# What is left (issue 37): the gradient check's figure is round-off in the normal run, where
+# nothing checks it but its range, and in the scaled run it is |c - 1| / (c + 1) on any loss (a
+# valid lab may take its own loss, so nothing else about it can be compared). A lab that finds
+# c without running the check, or that measures only in the runs it sees rewritten, keeps that
+# signal's 1.5 points, and only that one: every other figure is compared in every run.
+@pytest.mark.parametrize("mode", ["ratio", "honest"])
+def test_a_lab_that_reads_the_factor_or_measures_only_when_watched_keeps_the_gradient_check_only(case, mode):
+    graded, results = _detecting(case, mode, "behaviour")
+    assert results[SIGNAL_TESTS["bptt_matches_finite_difference"]]["outcome"] == "passed"
+    assert _lab_points(graded.score) == 1.5, {t: results[t]["message"] for t in SIGNAL_TESTS.values()}

@@ -6,9 +6,10 @@ from __future__ import annotations
 import inspect
 import types
 
+import numpy as np
 import pytest
 
-from autograder.isolation.rewrite import Body, replace_body
+from autograder.isolation.rewrite import Body, Scaled, replace_body
 
 BROKEN = Body((("grads", "None"), ("max_norm", "None")), "return 'broken', grads, max_norm")
 
@@ -70,3 +71,16 @@ def test_a_module_without_the_def_gets_it_at_the_end_and_one_that_does_not_parse
     assert _load(replace_body(source, "clip", BROKEN)).clip("G", 1.0) == ("broken", "G", 1.0)
     broken_syntax = b"def clip(grads, max_norm:\n    return 1\n"
     assert replace_body(broken_syntax, "clip", BROKEN) == broken_syntax
+
+
+def test_a_scaled_function_is_the_students_own_times_the_factor_every_line_where_it_was():
+    source = MODULES["docstring and body"].encode()
+    original = _load(source)
+    scaled = _load(replace_body(replace_body(source, "clip", Scaled(2.5)), "missing", Scaled(3.0)))
+    grads = {"a": np.array([3.0, -4.0]), "b": np.array([1.0])}
+    clipped, total = scaled.clip(grads, 1.0)
+    assert total == 2.5 * 26.0 and np.array_equal(clipped["a"], 2.5 * grads["a"])   # the def's sum of squares, times 2.5
+    assert scaled.clip.__wrapped__.__code__.co_code == original.clip.__code__.co_code      # the student's own code runs
+    assert scaled.clip.__name__ == "clip" and "missing" not in vars(scaled)
+    assert _line_of("LAST", replace_body(source, "clip", Scaled(2.5))) == _line_of("LAST", source)
+    assert replace_body(b"def clip(grads, max_norm:\n", "clip", Scaled(2.0)) == b"def clip(grads, max_norm:\n"

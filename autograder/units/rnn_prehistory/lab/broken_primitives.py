@@ -6,10 +6,13 @@ copy of the module has one primitive's body replaced by one of these, e.g.
     fault_injection.run_fault_injection.replaced({"fault_injection.clip_grad_norm": NO_CLIP.body})(seed)
 
 and checks that the matching signal turns false. The student's own `def` makes the broken
-function (autograder/isolation/rewrite.py), so the run cannot tell it from the student's
-own run by identity, names, docstring or source: a lab that really measures its signal
-through the primitive reacts; a lab that returns constants, recomputes the primitive
-inline, or looks for a swapped attribute, does not.
+function (autograder/isolation/rewrite.py), so identity, names and docstring are the
+student's; or the student's own function runs and its result is scaled (`ScaledPrimitive`).
+A lab can still tell such a run from its own (source, code objects, a call whose answer it
+knows: issue 37), so nothing rests on it not knowing: the figures of every broken run are
+compared with the docstrings' procedure through the same broken primitive, and where a
+figure of the lab's own choosing (bptt_rel_error on its own loss) is not reproducible, the
+scaled rnn_backward makes it so.
 
 Each body is one line of plain numpy (no docstring, no grader path: it is written into
 the student's file in that worker) that keeps the primitive's signature and output shapes
@@ -20,11 +23,12 @@ in the grader for the grader's own run of the procedure.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.isolation.rewrite import Body
+from autograder.isolation.rewrite import Body, Scaled
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,49 @@ class BrokenPrimitive:
         namespace = {"np": np}
         exec(f"def {self.name}({names}):\n    {self.body.line}\n", namespace)   # noqa: S102 - our own text
         return namespace[self.name]
+
+    def body_for(self, seed: int) -> Body:
+        """What the worker's copy of the module runs in the lab's run on `seed`."""
+        return self.body
+
+    def function_for(self, seed: int, original):
+        """The same in the grader's process, in the place of `original` (unused here)."""
+        return self.function()
+
+
+@dataclass(frozen=True)
+class ScaledPrimitive:
+    """The student's own function, its result times a factor in `factors` drawn per grading
+    from the lab's seed (rewrite.Scaled). A lab can tell the run apart (issue 37), but what the
+    factor does to a figure it can only measure: nothing else gives that number."""
+
+    name: str
+    factors: tuple[float, float]
+
+    def factor(self, seed: int) -> float:
+        low, high = self.factors
+        return float(low + (high - low) * np.random.default_rng([seed, zlib.crc32(self.name.encode())]).random())
+
+    def body_for(self, seed: int) -> Scaled:
+        return Scaled(self.factor(seed))
+
+    def function_for(self, seed: int, original):
+        """`original` (the reference's function, or a stand-in) with its result scaled the same way."""
+        return ScaledFunction(original, self.factor(seed))
+
+
+@dataclass(frozen=True)
+class ScaledFunction:
+    """A function whose result (a number, an array, or a tuple of them) is multiplied by `factor`."""
+
+    function: object
+    factor: float
+
+    def __call__(self, *args):
+        result = self.function(*args)           # type: ignore[operator]
+        if isinstance(result, (tuple, list)):
+            return type(result)(np.multiply(item, self.factor) for item in result)
+        return np.multiply(result, self.factor)
 
 
 _NP = "np = __import__('numpy'); "      # the student's module may not have imported numpy as np
@@ -89,3 +136,11 @@ SPIKE_RNN_BACKWARD = BrokenPrimitive("SpikeRNNBackward", Body(
     (("dh", "None"), ("cache", "None")),
     _NP + "N, T, H = np.shape(dh); db = np.zeros(H); db[0] = np.sqrt(np.sum(np.square(dh))); "
     "return np.zeros((N, T, 4)), np.zeros((N, H)), np.zeros((4, H)), np.zeros((H, H)), db"))
+
+# bptt.rnn_backward that returns the student's own gradient times c, c in [1.5, 3] drawn per
+# grading from the lab's seed. Breaks bptt_matches_finite_difference whatever loss the lab
+# checks its gradient on: g = c g_num up to the finite differences' error, so the whole-vector
+# ratio is |c - 1| / (c + 1) (0.2 ... 0.5) to ~1e-9, a number of this grading that only
+# measuring gives. The spiked rnn_backward's ratio depends on the lab's loss (the topic's
+# alternative takes another), so a lab that told that run apart could answer a constant there.
+SCALED_RNN_BACKWARD = ScaledPrimitive("ScaledRNNBackward", (1.5, 3.0))

@@ -39,6 +39,7 @@ import pytest
 
 from autograder.authoring.checks import CheckFailed, diagnose, expect_array, expect_not_mutated, expect_tuple
 from autograder.i18n import N_, _
+from autograder.units.rnn_prehistory.lab.broken_primitives import BrokenPrimitive, ScaledPrimitive
 from autograder.units.rnn_prehistory.lab.fault_lab import (
     BPTT_STAND_INS,
     BROKEN,
@@ -51,7 +52,9 @@ from autograder.units.rnn_prehistory.lab.fault_lab import (
     T_STEPS,
     TOPIC,
     CheckedPrimitives,
+    InPlace,
     Primitives,
+    Procedure,
     _fmt,
     broken_run_of,
     broken_runs,
@@ -121,7 +124,8 @@ def lab(fault_injection, run_seed, report_extras):
     record = _lab_record(report_extras)
     record.seed = seed
     run = fault_injection.run_fault_injection
-    state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "background": {}}
+    state = {"seed": seed, "patched": {}, "function": run, "procedure": {}, "module": fault_injection,
+             "background": {}}
     try:
         state["run"] = fault_injection.run_fault_injection(seed)
         record.returned = plain(state["run"]) if isinstance(state["run"], dict) else repr(state["run"])[:200]
@@ -130,7 +134,7 @@ def lab(fault_injection, run_seed, report_extras):
         record.returned_error = whole_sentences(getattr(exc, "message", exc))
     else:
         state["background"] = {
-            name: run.replaced({target: broken.body for target, broken in replacements.items()}).submit(seed)
+            name: run.replaced({target: broken.body_for(seed) for target, broken in replacements.items()}).submit(seed)
             for name, (replacements, _keys) in broken_runs().items()}
     return state
 
@@ -157,17 +161,21 @@ def _patched_run(lab, name):
     """The student's lab in the broken run `name` (fault_lab.BROKEN_RUNS)."""
     replacements = broken_runs()[name][0]
     if name not in lab["patched"] and lab.get("stand_in"):
-        stand_ins = {k: v for k, v in BPTT_STAND_INS.items() if k not in replacements}
+        # A stand-in gives way to a broken body; one whose result the run scales is lent scaled
+        # (the student's function the copy would scale is the one that raises).
+        stand_ins = {k: replacements[k].function_for(lab["seed"], v) if isinstance(replacements.get(k), ScaledPrimitive)
+                     else v for k, v in BPTT_STAND_INS.items() if not isinstance(replacements.get(k), BrokenPrimitive)}
         try:
             lab["patched"][name] = lab["function"].patched(stand_ins).replaced(
-                {target: broken.body for target, broken in replacements.items()})(lab["seed"])
+                {target: broken.body_for(lab["seed"]) for target, broken in replacements.items()
+                 if target not in stand_ins})(lab["seed"])
         except Exception as exc:  # noqa: BLE001
             lab["patched"][name] = exc
     if name not in lab["patched"]:
         try:
             pending = lab["background"].get(name)                       # started by `lab` when its run returned
             lab["patched"][name] = (pending.result() if pending is not None else lab["function"].replaced(
-                {target: broken.body for target, broken in replacements.items()})(lab["seed"]))
+                {target: broken.body_for(lab["seed"]) for target, broken in replacements.items()})(lab["seed"]))
         except Exception as exc:  # noqa: BLE001
             lab["patched"][name] = exc
     result = lab["patched"][name]
@@ -181,17 +189,32 @@ def _patched_run(lab, name):
     return result
 
 
-def _procedure(lab, reference, name=None) -> dict:
+def _procedure(lab, reference, name=None, through=frozenset()) -> dict:
     """The figures of the docstrings' procedure on the lab's seed (the reference, in this
-    process); with a broken run's `name`, with its broken primitives, for the signals it checks."""
-    if "figures" not in lab["procedure"]:
-        lab["procedure"]["figures"] = TabledProcedure(reference, lab["seed"])
-    procedure = lab["procedure"]["figures"]
+    process); with a broken run's `name`, with its broken primitives, for the signals it checks.
+    `through`: primitives of fault_injection.py that disagreed with the correct ones, the
+    student's own called in the reference's place (in the worker), so that the figures are
+    what the lab measures with them."""
+    if through not in lab["procedure"]:
+        if through:
+            functions = {f"{TOPIC}.{p}": getattr(lab["module"], p) for p in through}
+            try:
+                lab["procedure"][through] = Procedure(reference, lab["seed"], functions)
+            except Exception as exc:  # noqa: BLE001 - the student's primitive, which the lab ran on the same inputs
+                lab["procedure"][through] = exc
+        else:
+            lab["procedure"][through] = TabledProcedure(reference, lab["seed"])
+    procedure = lab["procedure"][through]
+    if isinstance(procedure, Exception):
+        raise CheckFailed(_("the grader's run of the docstrings' procedure through your {names} (seed {seed}) "
+                            "failed: {message}; your lab, on the same inputs, returned figures").format(
+            names=", ".join(sorted(through)), seed=lab["seed"],
+            message=whole_sentences(getattr(procedure, "message", procedure), 300))) from None
     if name is None:
         return procedure.figures
-    if name not in lab["procedure"]:
-        lab["procedure"][name] = procedure.broken(*broken_runs()[name])
-    return lab["procedure"][name]
+    if (through, name) not in lab["procedure"]:
+        lab["procedure"][through, name] = procedure.broken(*broken_runs()[name])
+    return lab["procedure"][through, name]
 
 
 def _measured(key, lab, reruns, reference, signals, report_extras):
@@ -212,16 +235,24 @@ def _measured(key, lab, reruns, reference, signals, report_extras):
         if faulty:
             fields["value"] = run[key]
             fields["cause"] = {p: PRIMITIVE_TOPIC[p] for p in faulty}
-        else:
-            check_same_procedure(key, run, _procedure(lab, reference))
+        # Where a primitive of this topic disagreed, the procedure calls the student's: the lab is
+        # still compared with what it measures with it (issue 37: constants flipped by telling the
+        # broken run apart, behind primitives off by 1e-11, earned every signal). A lab measuring
+        # with a wrong bptt function (charged in bptt only), or with a primitive that changes its
+        # arguments in place (no call from here does that to the lab's arrays), is judged on its
+        # own figures.
+        compared = not any(PRIMITIVE_TOPIC[p] != TOPIC or isinstance(d, InPlace) for p, d in faulty.items())
+        through = frozenset(faulty)
+        if compared:
+            check_same_procedure(key, run, _procedure(lab, reference, through=through))
         fields["patched"] = {}
         for target, broken in BROKEN[key]:
             name = broken_run_of(target, broken)
             patched = _patched_run(lab, name)
             fields["patched"][name] = patched.get(key) if isinstance(patched, dict) else None
             check_returned(key, patched, expect=False)
-            if not faulty:
-                check_same_procedure(key, patched, _procedure(lab, reference, name))
+            if compared:
+                check_same_procedure(key, patched, _procedure(lab, reference, name, through), broken_runs()[name][0])
 
 
 @pytest.fixture(scope="module")
