@@ -364,11 +364,16 @@ class Diagnosis:
         else:
             self._fits = {m: self._fits.get(m, False) and ok for m, ok in fits.items()}
 
+    def named(self) -> list[str]:
+        """Every message that fits every recorded case and explains a failing one (none when a
+        result was unreadable): a suite that merges some of them into one misconception reads these."""
+        if self.unreadable or not self._fits:
+            return []
+        return [m for m, ok in self._fits.items() if ok and m in self._explains]
+
     def message(self) -> str:
         """The one mistake every recorded case agrees with, or "" (none, several, unreadable)."""
-        if self.unreadable or not self._fits:
-            return ""
-        named = [m for m, ok in self._fits.items() if ok and m in self._explains]
+        named = self.named()
         return named[0] if len(named) == 1 else ""
 
 
