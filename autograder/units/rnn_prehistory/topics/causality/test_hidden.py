@@ -80,25 +80,66 @@ def moved_outputs(function, x, extra_args, rng):
     return outputs[0], outputs[2::2], outputs[3::2]
 
 
+def rnn_states(x, h0, Wx, Wh, b):
+    """h_t = tanh(x_t Wx + h_{t-1} Wh + b) over t, written here: the states (N, T, H)."""
+    h, states = h0, []
+    for t in range(x.shape[1]):
+        h = np.tanh(x[:, t] @ Wx + h @ Wh + b)
+        states.append(h)
+    return np.stack(states, axis=1)
+
+
+def birnn_variant(x, h0, fwd, bwd, swapped=False, backward_in_order=False, not_reversed_back=False,
+                  backward_from_zero=False):
+    """birnn_forward of its docstring written here, or with one known mistake: swapped halves;
+    the backward pass run left to right; its states left in reversed order; started from zeros."""
+    forward = rnn_states(x, h0, *fwd)
+    start = np.zeros_like(h0) if backward_from_zero else h0
+    if backward_in_order:
+        backward = rnn_states(x, start, *bwd)
+    else:
+        backward = rnn_states(x[:, ::-1], start, *bwd)
+        backward = backward if not_reversed_back else backward[:, ::-1]
+    return np.concatenate([backward, forward] if swapped else [forward, backward], axis=2)
+
+
+BIRNN_MISTAKES = (
+    (dict(swapped=True), N_("your y is the right states with the halves swapped: y[:, t, :H] must be the forward "
+                            "(left-to-right) state and y[:, t, H:] the backward one")),
+    (dict(backward_in_order=True), N_("your backward half matches a second pass from left to right: the backward "
+                                      "pass reads x from the end, rnn_forward(x[:, ::-1], ...)")),
+    (dict(not_reversed_back=True), N_("your backward half matches the backward pass's states in the order it "
+                                      "computed them: reverse them again ([:, ::-1]) so that y[:, t] belongs to "
+                                      "x[:, t]")),
+    (dict(backward_from_zero=True), N_("your backward half matches a backward pass started from zeros: h0 is the "
+                                       "initial state of both passes")),
+)
+
+
 def test_birnn_forward_matches_reference(causality, reference, rng):
+    cases = []
     for N, T, D, H in [(1, 1, 2, 3), (3, 5, 4, 3), (2, 8, 3, 5)]:
-        x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H)) * 0.5
-        fwd, bwd = rnn_weights(rng, D, H), rnn_weights(rng, D, H)
+        cases.append((rng.normal(size=(N, T, D)), rng.normal(size=(N, H)) * 0.5, rnn_weights(rng, D, H),
+                      rnn_weights(rng, D, H)))
+
+    def run_case(case, record):
+        x, h0, fwd, bwd = case
+        (N, T, D), H = x.shape, h0.shape[1]
         what = f"birnn_forward (N={N}, T={T}, D={D}, H={H})"
         y = birnn(causality)(x, h0, *fwd, *bwd)
         expect_not_mutated(causality, what)
         y = expect_array(y, (N, T, 2 * H), what)
         want = reference.causality.birnn_forward(x, h0, *fwd, *bwd)
-        if rel_error(y, want, 1.0) > 1e-8 and rel_error(y, np.concatenate([want[:, :, H:], want[:, :, :H]], axis=2),
-                                                        1.0) <= 1e-8:
-            raise CheckFailed(_("{what}: your y is the right states with the halves swapped: y[:, t, :H] must be the "
-                                "forward (left-to-right) state and y[:, t, H:] the backward one").format(what=what),
-                              "diagnosed")
+        record(y, want, ((_(text), birnn_variant(x, h0, fwd, bwd, **mistake)) for mistake, text in BIRNN_MISTAKES))
         expect_close(y[:, :, :H], want[:, :, :H], f"{what}: y[:, :, :H]", tol=1e-8, scale=1.0,
                      hint=_("the first H features are the forward pass, rnn_forward(x, h0, Wx_f, Wh_f, b_f)"))
         expect_close(y[:, :, H:], want[:, :, H:], f"{what}: y[:, :, H:]", tol=1e-8, scale=1.0,
                      hint=_("the backward pass reads x from the end: rnn_forward(x[:, ::-1], h0, Wx_b, Wh_b, b_b), "
                             "and its output is reversed again so that y[:, t] belongs to x[:, t]"))
+
+    # every case runs: a mistake is named only when it gives the student's states on all of them.
+    # States |h| <= 1 are compared absolutely (scale 1): within ~1e-13 in any summation order.
+    every_case(cases, run_case, same=lambda a, b: bool(np.all(np.isfinite(a)) and rel_error(a, b, 1.0) <= 1e-8))
 
 
 def far_below_zero(rng, N, T, D, Dk):
@@ -114,16 +155,21 @@ def far_below_zero(rng, N, T, D, Dk):
     return x * np.sqrt(2e4 / -scores.max()), Wq, -Wq
 
 
-def attention_variant(x, Wq, Wk, Wv, causal, width="Dk"):
-    """self_attention of its docstring written here, or with the scores divided by the square
-    root of another width: "D" (x's), "Dv" (v's), or 1 (not scaled at all)."""
+def attention_variant(x, Wq, Wk, Wv, causal, width="Dk", mask_from=1, mask_after=False, always_masked=False):
+    """self_attention of its docstring written here, or with one known mistake: width "D", "Dv"
+    or 1: the scores divided by the square root of x's width, v's, or not scaled; mask_from=2: the
+    mask np.triu(..., k=2); mask_after: the future weights zeroed after a softmax over every
+    position; always_masked: the mask applied whatever causal says."""
     q, k, v = x @ Wq, x @ Wk, x @ Wv
     divisor = {"Dk": Wk.shape[1], "D": x.shape[2], "Dv": Wv.shape[1], 1: 1}[width]
     e = np.einsum("ntk,nsk->nts", q, k) / np.sqrt(divisor)
-    if causal:
-        e = np.where(np.triu(np.ones(e.shape[1:], dtype=bool), k=1), -np.inf, e)
+    future = np.triu(np.ones(e.shape[1:], dtype=bool), k=mask_from)
+    masked = causal or always_masked
+    if masked and not mask_after:
+        e = np.where(future, -np.inf, e)
     w = np.exp(e - e.max(axis=2, keepdims=True))
-    return (w / w.sum(axis=2, keepdims=True)) @ v
+    w = w / w.sum(axis=2, keepdims=True)
+    return (np.where(future, 0.0, w) if masked and mask_after else w) @ v
 
 
 SCALE_MISTAKES = (
@@ -133,6 +179,13 @@ SCALE_MISTAKES = (
                           "width of q and k (Wk.shape[1])")),
     (dict(width=1), N_("your outputs match scores not scaled at all: e = q k^T / sqrt(Dk), with Dk the width of q "
                        "and k")),
+    (dict(mask_after=True), N_("your outputs match a softmax over every position with the future weights zeroed "
+                               "afterwards: the normaliser still reads the future. Mask the scores of s > t with -inf "
+                               "before the softmax")),
+    (dict(mask_from=2), N_("your outputs match a mask from s = t + 2 on (np.triu(..., k=2)): position t still sees "
+                           "t + 1. The future is every s > t: np.triu(..., k=1)")),
+    (dict(always_masked=True), N_("your outputs with causal=False match the causal mask: causal=False is an encoder, "
+                                  "every position sees every position (no mask)")),
 )
 
 
