@@ -452,3 +452,8 @@ def distinct_digits(a: float, b: float, least: int = 4) -> tuple[str, str]:
     exact value is 1.611"."""
     digits = next((d for d in range(least, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
     return f"{a:.{digits}g}", f"{b:.{digits}g}"
+
+
+def shown_pair(got: float, right: float, names=("got", "expected"), least: int = 4) -> dict:
+    """{names[0]: got, names[1]: right} as texts for a message's format(), with `distinct_digits`."""
+    return dict(zip(names, distinct_digits(float(got), float(right), least)))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from autograder.authoring.checks import CheckFailed, Diagnosis
+from autograder.authoring.checks import CheckFailed, Diagnosis, shown_pair
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
 
@@ -42,7 +42,7 @@ def expect_bleu(got, want, what, hint=""):
             what=what, type=type(got).__name__)) from None
     if not close(got, want):
         message = _("{what} is {got}, expected {expected}").format(
-            what=what, got=f"{got:.10g}", expected=f"{want:.10g}")
+            what=what, **shown_pair(got, want, least=10))
         raise CheckFailed(_("{message} ({why})").format(message=message, why=hint) if hint else message)
 
 
@@ -98,7 +98,7 @@ class BleuCases:
             diagnosis.case(got, want, bleu_hypotheses(hyps, refs, order, smooth, want))
             if first is None and not close(got, want):
                 message = _("{what} is {got}, expected {expected}").format(
-                    what=what, got=f"{got:.10g}", expected=f"{want:.10g}")
+                    what=what, **shown_pair(got, want, least=10))
                 first = CheckFailed(_("{message} ({why})").format(message=message, why=hint) if hint else message,
                                     plain=message)
                 first_got, first_want, first_smooth = got, want, smooth
@@ -492,7 +492,7 @@ def test_brevity_penalty_edges(bleu):
         for wrong, diagnosis in wrong_penalties:
             if isinstance(got, (int, float)) and close(got, wrong) and not close(got, want):
                 raise CheckFailed(_("{what} is {got}, expected {expected}: {diagnosis}").format(
-                    what=what, got=f"{got:.10g}", expected=f"{want:.10g}", diagnosis=_(diagnosis)), "diagnosed")
+                    what=what, **shown_pair(got, want, least=10), diagnosis=_(diagnosis)), "diagnosed")
         expect_bleu(got, want, what, _("expected: BP = 1 when c >= r, exp(1 - r/c) when 0 < c < r, and 0 for an "
                                        "empty hypothesis"))
 

@@ -15,13 +15,13 @@ import numpy as np
 from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
-    distinct_digits,
     every_case,
     expect_array,
     expect_close,
     expect_not_mutated,
     expect_tuple,
     rel_error,
+    shown_pair,
 )
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory.helpers.sequence_maps import LookaheadMap
@@ -308,7 +308,7 @@ def expect_dependency(D, want, what, rtol, atol, measured=""):
         raise CheckFailed(_("{what}: D[{t}, {s}] = {got}, {measured}{want}. D[t, s] is the Frobenius norm of "
                             "dy_t/dx_s: perturb x[s, d] (every d) by +h and -h on a float64 copy of x and divide the "
                             "change of y_t by 2h").format(
-            what=what, t=worst[0], s=worst[1], got=f"{D[worst]:.10g}", want=f"{want[worst]:.10g}",
+            what=what, t=worst[0], s=worst[1], **shown_pair(D[worst], want[worst], ("got", "want"), 10),
             measured=measured or _("the exact Jacobian block norm is ")))
 
 
@@ -461,9 +461,8 @@ def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report
             raise CheckFailed(_("{what} should be a number, got {type}").format(
                 what=what, type=type(error).__name__), "shape") from None
         if not same_error(error, want):
-            shown_error, shown_want = distinct_digits(error, want)
-            plain = _("{what} is {error}, expected {expected}").format(what=what, error=shown_error,
-                                                                        expected=shown_want)
+            plain = _("{what} is {error}, expected {expected}").format(
+                what=what, **shown_pair(error, want, ("error", "expected")))
             raise CheckFailed(_("{message}. {hint}").format(message=plain, hint=why), plain=plain)
         errors[name] = error
 

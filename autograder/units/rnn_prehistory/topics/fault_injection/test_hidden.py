@@ -39,11 +39,11 @@ import pytest
 
 from autograder.authoring.checks import (
     CheckFailed,
-    distinct_digits,
     every_case,
     expect_array,
     expect_not_mutated,
     expect_tuple,
+    shown_pair,
 )
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory.lab.fault_lab import (
@@ -288,12 +288,6 @@ def _running_log_sum(factors):
     return np.array(out)
 
 
-def shown(got: float, expected: float, name: str = "got") -> dict:
-    """{name: got, "expected": expected} as texts with digits enough to tell them apart."""
-    text_got, text_expected = distinct_digits(got, expected, least=3)
-    return {name: text_got, "expected": text_expected}
-
-
 def _expect_log_values(got, expected, what):
     got = expect_array(got, expected.shape, what)
     inf_expected = np.isneginf(expected)
@@ -301,13 +295,13 @@ def _expect_log_values(got, expected, what):
         where = int(np.flatnonzero(np.isneginf(got) != inf_expected)[0])
         raise CheckFailed(_("{what}[{where}] = {got}, expected {expected} (-inf from the first zero factor on, "
                             "finite before it)").format(what=what, where=where,
-                                                        **shown(float(got[where]), float(expected[where]))))
+                                                        **shown_pair(float(got[where]), float(expected[where]), least=3)))
     finite = ~inf_expected
     err = np.abs(got[finite] - expected[finite]) / (1 + np.abs(expected[finite]))
     if not np.all(np.isfinite(got[finite])) or (err.size and err.max() > 1e-9):
         where = int(np.flatnonzero(finite)[np.argmax(np.where(np.isfinite(err), err, np.inf))])
         raise CheckFailed(_("{what}[{where}] = {got}, expected {expected}").format(
-            what=what, where=where, **shown(float(got[where]), float(expected[where]))))
+            what=what, where=where, **shown_pair(float(got[where]), float(expected[where]), least=3)))
 
 
 def test_log_abs_cumprod_matches_running_log_sum(fault_injection, rng):
@@ -483,7 +477,7 @@ def test_jacobian_chain_norms_tanh_matches_finite_differences(fault_injection, r
             k = int(np.argmax(excess)) + 1
             raise CheckFailed(_("jacobian_chain_norms(Wh, hs, 'tanh') with {what}: ||dh_T/dh_(T-{k})|| = {got}, "
                                 "finite differences give {expected}").format(
-                what=what, k=k, **shown(float(got[k - 1]), float(expected[k - 1]))))
+                what=what, k=k, **shown_pair(float(got[k - 1]), float(expected[k - 1]), least=3)))
 
     # every case runs: a chain is named only when it gives the student's norms on both
     every_case(cases, run_case,
@@ -505,7 +499,7 @@ def test_jacobian_chain_norms_linear_is_the_weight_factor(fault_injection, rng):
         k = int(np.argmax(err)) + 1
         raise CheckFailed(_("jacobian_chain_norms(Wh, hs, 'linear')[{index}] = {got}, expected ||Wh^{k}||_2 = "
                             "{expected} (no activation factor in the linear chain)").format(
-            index=k - 1, k=k, **shown(float(got[k - 1]), float(expected[k - 1]))))
+            index=k - 1, k=k, **shown_pair(float(got[k - 1]), float(expected[k - 1]), least=3)))
 
 
 CLIP_PER_TENSOR = N_("your clipped arrays are each scaled by min(1, max_norm / ||g||) of their own norm, per tensor: "
@@ -548,7 +542,7 @@ def test_clip_grad_norm_global_scaling_keeps_direction(fault_injection, rng):
                 what=what, type=type(total).__name__)) from None
         if not abs(total - oracle) <= 1e-9 * oracle:      # a sum of squares (one sign), a root: ~1e-15
             raise CheckFailed(_("clip_grad_norm({what}) returned total_norm {total}, expected the global L2 norm "
-                                "over all arrays {expected}").format(what=what, **shown(total, oracle, "total")))
+                                "over all arrays {expected}").format(what=what, **shown_pair(total, oracle, ("total", "expected"), 3)))
         return clipped, oracle
 
     grads = {"Wx": rng.normal(size=(4, 3)) * 3.0, "b": rng.normal(size=3) * 0.05, "Wh": rng.normal(size=(2, 2, 2)) * 5}
