@@ -22,6 +22,7 @@ from autograder.authoring.checks import (
     expect_tuple,
     rel_error,
     shown_pair,
+    variant_hypotheses,
 )
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory.helpers.sequence_maps import LookaheadMap
@@ -130,7 +131,7 @@ def test_birnn_forward_matches_reference(causality, reference, rng):
         expect_not_mutated(causality, what)
         y = expect_array(y, (N, T, 2 * H), what)
         want = reference.causality.birnn_forward(x, h0, *fwd, *bwd)
-        record(y, want, ((_(text), birnn_variant(x, h0, fwd, bwd, **mistake)) for mistake, text in BIRNN_MISTAKES))
+        record(y, want, variant_hypotheses(birnn_variant, BIRNN_MISTAKES, x, h0, fwd, bwd))
         expect_close(y[:, :, :H], want[:, :, :H], f"{what}: y[:, :, :H]", tol=1e-8, scale=1.0,
                      hint=_("the first H features are the forward pass, rnn_forward(x, h0, Wx_f, Wh_f, b_f)"))
         expect_close(y[:, :, H:], want[:, :, H:], f"{what}: y[:, :, H:]", tol=1e-8, scale=1.0,
@@ -206,8 +207,7 @@ def test_self_attention_matches_reference(causality, reference, rng):
         what = f"self_attention ({sizes}, causal={causal})"
         y = expect_array(causality.self_attention(x, Wq, Wk, Wv, causal), (N, T, Dv), what)
         want = reference.causality.self_attention(x, Wq, Wk, Wv, causal)
-        record(y, want,
-               ((_(text), attention_variant(x, Wq, Wk, Wv, causal, **mistake)) for mistake, text in SCALE_MISTAKES))
+        record(y, want, variant_hypotheses(attention_variant, SCALE_MISTAKES, x, Wq, Wk, Wv, causal))
         if not np.all(np.isfinite(y)):
             raise CheckFailed(_("{what}: the output contains nan or inf; subtract each row's maximum before exp "
                                 "(masked entries are -inf, their exp is 0)").format(what=what))
@@ -453,8 +453,7 @@ def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report
         name, features, ids, what, why = case
         error = causality.next_token_readout_error(features, ids, n_train)
         want = reference.causality.next_token_readout_error(features, ids, n_train)
-        record(error, want, ((_(text), readout_variant(features, ids, n_train, **mistake))
-                             for mistake, text in READOUT_MISTAKES))
+        record(error, want, variant_hypotheses(readout_variant, READOUT_MISTAKES, features, ids, n_train))
         try:
             error = float(error)
         except (TypeError, ValueError):

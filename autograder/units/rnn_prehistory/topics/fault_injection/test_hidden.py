@@ -44,6 +44,7 @@ from autograder.authoring.checks import (
     expect_not_mutated,
     expect_tuple,
     shown_pair,
+    variant_hypotheses,
 )
 from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory.lab.fault_lab import (
@@ -469,8 +470,7 @@ def test_jacobian_chain_norms_tanh_matches_finite_differences(fault_injection, r
         got = expect_array(fault_injection.jacobian_chain_norms(Wh, hs, "tanh"), (len(expected),),
                            _("jacobian_chain_norms(Wh, hs, 'tanh') with {what}").format(what=what))
         expect_not_mutated(fault_injection, "jacobian_chain_norms")
-        record(got, chain_variant(Wh, hs),
-               ((_(text), chain_variant(Wh, hs, **mistake)) for mistake, text in CHAIN_MISTAKES))
+        record(got, chain_variant(Wh, hs), variant_hypotheses(chain_variant, CHAIN_MISTAKES, Wh, hs))
         # finite differences carry an absolute error ~1e-10 (the smallest norms here are ~1e-9)
         excess = np.abs(got - expected) / (1e-6 * expected + 1e-8)
         if not np.max(excess) <= 1.0:

@@ -18,6 +18,7 @@ from autograder.authoring.checks import (
     expect_tuple,
     product_scale,
     rel_error,
+    variant_hypotheses,
 )
 from autograder.i18n import N_, _
 from autograder.isolation.errors import StudentCodeError, StudentProblem
@@ -149,7 +150,7 @@ def test_attention_decode_equals_causal_attention_recomputed_every_step(inferenc
         expect_array(y, (N, T, Dv), f"{what}: y")
         scale = value_scale(x, weights[2])
         record((y, scale), causal_attention_from_scratch(x, *weights),
-               ((_(text), causal_attention_from_scratch(x, *weights, **mistake)) for mistake, text in SCALE_MISTAKES))
+               variant_hypotheses(causal_attention_from_scratch, SCALE_MISTAKES, x, *weights))
         expect_close(y, causal_attention_from_scratch(x, *weights), f"{what}: y", tol=1e-9, scale=scale,
                      hint=_("token t attends over the cached keys and values of tokens 0..t (its own pair "
                             "appended first), with scores q_t . k_s / sqrt(Dk)"))
