@@ -154,7 +154,8 @@ def expect_close(actual, expected, what: str, tol: float = 1e-7, hint: str = "",
     if not err <= tol:
         message = _("{what} is wrong: relative error {error} (allowed {allowed})").format(
             what=what, error=f"{err:.2e}", allowed=f"{tol:.0e}")
-        raise CheckFailed(_("{message}. {hint}").format(message=message, hint=hint) if hint else message)
+        raise CheckFailed(_("{message}. {hint}").format(message=message, hint=hint) if hint else message,
+                          plain=message)
 
 
 def expect_not_mutated(module, what: str) -> None:
@@ -315,7 +316,8 @@ def expect_gradients(student, numeric, names, what: str, hint: str = "", tol: fl
         if not err < tol:
             message = _("{what}: {name} disagrees with finite differences of the exercise's forward pass "
                         "(relative error {error})").format(what=what, name=name, error=f"{err:.1e}")
-            raise CheckFailed(_("{message}; {hint}").format(message=message, hint=hint) if hint else message)
+            raise CheckFailed(_("{message}; {hint}").format(message=message, hint=hint) if hint else message,
+                              plain=message)
 
 
 class Diagnosis:
@@ -362,11 +364,16 @@ class Diagnosis:
         else:
             self._fits = {m: self._fits.get(m, False) and ok for m, ok in fits.items()}
 
+    def named(self) -> list[str]:
+        """Every message that fits every recorded case and explains a failing one (none when a
+        result was unreadable): a suite that merges some of them into one misconception reads these."""
+        if self.unreadable or not self._fits:
+            return []
+        return [m for m, ok in self._fits.items() if ok and m in self._explains]
+
     def message(self) -> str:
         """The one mistake every recorded case agrees with, or "" (none, several, unreadable)."""
-        if self.unreadable or not self._fits:
-            return ""
-        named = [m for m, ok in self._fits.items() if ok and m in self._explains]
+        named = self.named()
         return named[0] if len(named) == 1 else ""
 
 
@@ -434,8 +441,19 @@ def first_difference(got, right, name: str, scale=None) -> str:
     with np.errstate(invalid="ignore"):
         ratio = np.nan_to_num(np.abs(got - right) / np.maximum(np.abs(got) + np.abs(right), floor), nan=np.inf)
     index = np.unravel_index(int(np.argmax(ratio)), right.shape) if right.ndim else ()
-    a, b = float(got[index]), float(right[index])
-    digits = next((d for d in range(4, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
+    shown_got, shown_right = distinct_digits(float(got[index]), float(right[index]))
     where = f"{name}[{', '.join(map(str, index))}]" if index else name
-    return _("{where} = {got} where {right} is right").format(where=where, got=f"{a:.{digits}g}",
-                                                              right=f"{b:.{digits}g}")
+    return _("{where} = {got} where {right} is right").format(where=where, got=shown_got, right=shown_right)
+
+
+def distinct_digits(a: float, b: float, least: int = 4) -> tuple[str, str]:
+    """a and b printed with the same number of significant digits, at least `least` and as many
+    as it takes for them to differ (two different floats differ at 17): never "1.611, the
+    exact value is 1.611"."""
+    digits = next((d for d in range(least, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
+    return f"{a:.{digits}g}", f"{b:.{digits}g}"
+
+
+def shown_pair(got: float, right: float, names=("got", "expected"), least: int = 4) -> dict:
+    """{names[0]: got, names[1]: right} as texts for a message's format(), with `distinct_digits`."""
+    return dict(zip(names, distinct_digits(float(got), float(right), least)))

@@ -11,7 +11,7 @@ import numpy as np
 from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
-    diagnose,
+    every_case,
     expect_array,
     expect_close,
     expect_tuple,
@@ -61,28 +61,33 @@ def wrong_normalisations(s_prev, H, Wa, Ua, va, real):
     """(weights, what the student did) for softmaxes over the wrong entries, on the same inputs."""
     e = scores(s_prev, H, Wa, Ua, va)
     return [
-        (softmax_over(e, real, 0),
-         _("your weights are a softmax over the batch axis (axis 0): alpha[:, t] sums to 1. The rows are separate "
-           "sentences, so the maximum and the sum of the softmax run over axis 1, e.g. "
-           "e.max(axis=1, keepdims=True) and w.sum(axis=1, keepdims=True)")),
-        (softmax_over(e, real, None),
-         _("your weights are one softmax over the whole (N, Tx) array: the maximum and the sum ran over every "
-           "entry (no axis), so all rows together sum to 1. Each row is its own distribution: use axis=1, "
-           "keepdims=True")),
-        (softmax_over(e, np.ones_like(real), 1) * real,
-         _("your weights are a softmax over every position, padding included, with the padded weights set to 0 "
-           "afterwards, so the real positions no longer sum to 1: leave the padding out of the softmax itself "
-           "(np.where(mask, e, -np.inf) before the maximum and the exp)")),
+        (softmax_over(e, real, 0), _(SOFTMAX_OVER_BATCH)),
+        (softmax_over(e, real, None), _(SOFTMAX_OVER_ARRAY)),
+        (softmax_over(e, np.ones_like(real), 1) * real, _(PADDING_ZEROED_AFTER)),
     ]
+
+
+SOFTMAX_OVER_BATCH = N_("your weights are a softmax over the batch axis (axis 0): alpha[:, t] sums to 1. The rows "
+                        "are separate sentences, so the maximum and the sum of the softmax run over axis 1, e.g. "
+                        "e.max(axis=1, keepdims=True) and w.sum(axis=1, keepdims=True)")
+SOFTMAX_OVER_ARRAY = N_("your weights are one softmax over the whole (N, Tx) array: the maximum and the sum ran over "
+                        "every entry (no axis), so all rows together sum to 1. Each row is its own distribution: use "
+                        "axis=1, keepdims=True")
+PADDING_ZEROED_AFTER = N_("your weights are a softmax over every position, padding included, with the padded weights "
+                          "set to 0 afterwards, so the real positions no longer sum to 1: leave the padding out of the "
+                          "softmax itself (np.where(mask, e, -np.inf) before the maximum and the exp)")
+
+
+def real_positions(alpha, args):
+    mask = args[5] if len(args) > 5 else None
+    return np.ones(np.shape(alpha), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
 
 
 def normalisation_problem(alpha, args) -> tuple[str, bool]:
     """('', False) when every row of alpha with a real position sums to 1 over the source positions;
-    otherwise what the sums are, and which wrong softmax the weights match, if one does (then
-    True: the message is the diagnosis)."""
-    s_prev, H, Wa, Ua, va = args[:5]
-    mask = args[5] if len(args) > 5 else None
-    real = np.ones(alpha.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    otherwise what the sums are, and (then True) whether they sum to 1 over the batch axis instead.
+    Which wrong softmax gave them is the Diagnosis's to say: it is tested on every case."""
+    real = real_positions(alpha, args)
     sums = alpha.sum(axis=1)[real.any(axis=1)]
     if np.all(np.abs(sums - 1.0) <= SUM_TOL):
         return "", False
@@ -90,18 +95,6 @@ def normalisation_problem(alpha, args) -> tuple[str, bool]:
     amount = low if low == high else _("between {low} and {high}").format(low=low, high=high)
     text = _("the weights alpha[n, :] of each row must sum to 1 over the source positions (axis 1), but yours "
              "sum to {amount}").format(amount=amount)
-    # A diagnosis matches weights to 1e-6 relative: above the rounding of any order (at most
-    # ~1e-7 at va's largest scale, 1e6), and far below the gap between two different softmaxes.
-    # Named only when exactly one fits: saturated scores can make two of them the same one-hot weights.
-    fits = [diagnosis for weights, diagnosis in wrong_normalisations(s_prev, H, Wa, Ua, va, real)
-            if np.allclose(alpha, weights, rtol=1e-6, atol=1e-9, equal_nan=True)]
-    other = diagnose_attention(alpha, args)
-    if len(fits) == 1 and not other and not any(
-            np.allclose(attention_variant(*args[:6], **mistake), alpha, rtol=1e-6, atol=1e-9, equal_nan=True)
-            for mistake, _text in ATTENTION_MISTAKES):
-        return f"{text}; {fits[0]}", True
-    if other and not fits:      # not a wrong softmax, another known mistake (e.g. the mask read backwards)
-        return f"{text}; {other}", True
     if np.all(np.abs(alpha.sum(axis=0)[real.any(axis=0)] - 1.0) <= SUM_TOL):
         return _("{text}; they sum to 1 over the batch axis instead (alpha[:, t] sums to 1): normalise over "
                  "axis 1").format(text=text), True
@@ -121,7 +114,7 @@ def attention_variant(s_prev, H, Wa, Ua, va, mask=None, tanh_after_va=False, mas
     pre = np.einsum("ns,sa->na", s_prev, Wa)[:, None, :] + np.einsum("ntd,da->nta", H, Ua)
     e = np.tanh(np.einsum("nta,a->nt", pre, va)) if tanh_after_va else np.einsum("nta,a->nt", np.tanh(pre), va)
     real = np.ones(e.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    real = ~real if mask_inverted else real
+    real = ~real if mask_inverted and mask is not None else real      # mask=None has no mask to misread
     with np.errstate(all="ignore"):
         if fill is not None or offset is not None:
             z = np.where(real, e, fill if fill is not None else e + offset)
@@ -151,22 +144,56 @@ ATTENTION_MISTAKES = (
 )
 
 
-def diagnose_attention(alpha, args) -> str:
-    """The one known mistake whose weights on these inputs are the student's `alpha` (nan and
-    inf where theirs are), or ''."""
-    return diagnose(alpha, attention_variant(*args),
-                    ((_(text), attention_variant(*args, **mistake)) for mistake, text in ATTENTION_MISTAKES),
-                    same=lambda a, b: np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
+def same_attention(got, other) -> bool:
+    """Whether the student's (alpha, context) are `other`'s (alpha, context or None: not compared,
+    context's scale): the weights to 1e-6 relative (above the rounding of any order, at most ~1e-7
+    at va's largest scale, far below the gap between two different softmaxes), nan and inf where
+    theirs are; the context to 1e-6 of the magnitude of its terms."""
+    alpha, context = got[:2]
+    want_alpha, want_context, scale = other
+    if not np.allclose(alpha, want_alpha, rtol=1e-6, atol=1e-9, equal_nan=True):
+        return False
+    if context is None or want_context is None:
+        return True
+    context, want_context = np.asarray(context, dtype=float), np.asarray(want_context, dtype=float)
+    finite = np.isfinite(want_context)
+    with np.errstate(invalid="ignore"):
+        same_holes = np.array_equal(np.isfinite(context), finite) and np.array_equal(
+            context[~finite], want_context[~finite], equal_nan=True)
+    return bool(same_holes and rel_error(context[finite], want_context[finite],
+                                         np.broadcast_to(scale, finite.shape)[finite]) <= 1e-6)
 
 
-def expect_weights(alpha, want, args, what, tol):
-    """alpha must be the reference's weights `want`; a wrong one is named when a known mistake gives it."""
-    if np.all(np.isfinite(alpha)) and rel_error(alpha, want) <= tol:
-        return
-    known = diagnose_attention(alpha, args)
-    if known:
-        raise CheckFailed(_("{what}: alpha is wrong: {diagnosis}").format(what=what, diagnosis=known), "diagnosed")
-    expect_close(alpha, want, f"{what}: alpha", tol=tol)
+def attention_hypotheses(args, alpha, scale):
+    """(message, (alpha, context or None, scale)) of every known mistake on these inputs: the wrong
+    weights (their context is not compared), and the wrong contexts of the student's own weights."""
+    for mistake, text in ATTENTION_MISTAKES:
+        yield _(text), (attention_variant(*args, **mistake), None, scale)
+    for weights, text in wrong_normalisations(*args[:5], real_positions(alpha, args)):
+        yield text, (weights, None, scale)
+    want_alpha = attention_variant(*args)
+    for kind, text in CONTEXT_MISTAKES:
+        yield _(text), (want_alpha, context_variant(*args[:5], args[5] if len(args) > 5 else None, alpha, kind), scale)
+
+
+def check_attention(context, alpha, want, args, what, tol, record) -> None:
+    """Record the case (`every_case`), then check it: nan, the row sums, the weights, the context.
+    Each failure's `plain` text is what a named mistake follows."""
+    want_context, want_alpha = want
+    scale = context_scale(want_alpha, args[1])
+    record((alpha, context), (want_alpha, want_context, scale), attention_hypotheses(args, alpha, scale))
+    expect_finite_and_normalised(alpha, context, args, what)
+    if not (np.all(np.isfinite(alpha)) and rel_error(alpha, want_alpha) <= tol):
+        plain = _("{what}: alpha is wrong").format(what=what)
+        try:
+            expect_close(alpha, want_alpha, f"{what}: alpha", tol=tol)
+        except CheckFailed as failure:
+            raise CheckFailed(str(failure), failure.kind, plain=plain) from None
+    try:
+        expect_close(context, want_context, f"{what}: context", tol=tol, scale=scale,
+                     hint=_("context[n] = sum_t alpha[n, t] H[n, t]"))
+    except CheckFailed as failure:
+        raise CheckFailed(str(failure), failure.kind, plain=_("{what}: context is wrong").format(what=what)) from None
 
 
 def where_not_finite(alpha, context, args) -> tuple[str, bool]:
@@ -189,23 +216,21 @@ def where_not_finite(alpha, context, args) -> tuple[str, bool]:
     return f"{name}; {row}", not mask[n].any()
 
 
-def call(attention, args, N, Tx, Dh, what):
+def read(attention, args, N, Tx, Dh, what):
     context, alpha = expect_tuple(attention.additive_attention(*args), 2, what)
-    expect_array(context, (N, Dh), f"{what}: context")
-    expect_array(alpha, (N, Tx), f"{what}: alpha")
+    return expect_array(context, (N, Dh), f"{what}: context"), expect_array(alpha, (N, Tx), f"{what}: alpha")
+
+
+def expect_finite_and_normalised(alpha, context, args, what) -> None:
     if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(context))):
-        known = diagnose_attention(alpha, args)
-        if known:
-            raise CheckFailed(_("{what}: alpha or context contains nan or inf: {diagnosis}").format(
-                what=what, diagnosis=known), "diagnosed")
         where, named = where_not_finite(alpha, context, args)
         raise CheckFailed(_("{what}: alpha or context contains nan or inf (the softmax's weights are finite for "
                             "scores of any size, and a fully masked row gets zero weights): {where}").format(
-            what=what, where=where), "diagnosed" if named else "value")
+            what=what, where=where), "diagnosed" if named else "value",
+            plain=_("{what}: alpha or context contains nan or inf").format(what=what))
     problem, named = normalisation_problem(alpha, args)
     if problem:
         raise CheckFailed(f"{what}: {problem}", "diagnosed" if named else "value")
-    return context, alpha
 
 
 def random_mask(rng, N, Tx):
@@ -214,45 +239,50 @@ def random_mask(rng, N, Tx):
     return mask
 
 
-CONTEXT_MISTAKES = (
-    ("mean", N_("your context is the plain mean of H over the source positions: it is the weighted sum "
-                "context[n] = sum_t alpha[n, t] H[n, t], with the weights alpha your code returns")),
-    ("scores", N_("your context weights H by the scores e instead of the softmax weights alpha: "
-                  "context[n] = sum_t alpha[n, t] H[n, t]")),
+MEAN_CONTEXT = N_("your context is the plain mean of H over the source positions: it is the weighted sum "
+                  "context[n] = sum_t alpha[n, t] H[n, t], with the weights alpha your code returns")
+SCORES_CONTEXT = N_("your context weights H by the scores e instead of the softmax weights alpha: "
+                    "context[n] = sum_t alpha[n, t] H[n, t]")
+CONTEXT_MISTAKES = (                # a mean over every position or over the real ones: one misconception
+    ("mean_all", MEAN_CONTEXT),
+    ("mean", MEAN_CONTEXT),
+    ("scores", SCORES_CONTEXT),
+    ("masked_scores", SCORES_CONTEXT),
 )
 
 
 def context_variant(s_prev, H, Wa, Ua, va, mask, alpha, kind):
     """context of the student's own weights `alpha` under one known mistake: "mean" averages H
-    over the real positions, "scores" weights H by the scores e (0 at the padding)."""
+    over the real positions, "mean_all" over every position, padding included, "scores" weights
+    H by the scores e (0 at the padding), "masked_scores" by the scores with -inf at the padding."""
     real = np.ones(alpha.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    if kind == "mean_all":
+        return H.mean(axis=1)
     if kind == "mean":
         count = real.sum(axis=1, keepdims=True)
         return np.einsum("nt,ntd->nd", np.divide(real, count, out=np.zeros(real.shape), where=count > 0), H)
-    return np.einsum("nt,ntd->nd", np.where(real, scores(s_prev, H, Wa, Ua, va), 0.0), H)
+    with np.errstate(invalid="ignore"):
+        return np.einsum("nt,ntd->nd", np.where(real, scores(s_prev, H, Wa, Ua, va),
+                                                -np.inf if kind == "masked_scores" else 0.0), H)
 
 
 def test_additive_attention_matches_reference(attention, reference, rng):
+    cases = []
     for N, Tx, Dh, S, A, masked in [(1, 1, 2, 3, 2, False), (3, 5, 4, 3, 6, False), (4, 6, 3, 5, 4, True),
                                     (2, 7, 5, 2, 3, True)]:
         s_prev, H, Wa, Ua, va = params(rng, N, Tx, Dh, S, A)
         mask = random_mask(rng, N, Tx) if masked else None
         what = f"additive_attention (N={N}, Tx={Tx}, Dh={Dh}, S={S}, A={A}, mask={'random' if masked else None})"
-        context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
-        want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
-        expect_weights(alpha, want_alpha, (s_prev, H, Wa, Ua, va, mask), what, tol=1e-8)
-        # The weights are right here: a context that is not their weighted sum is named when a
-        # known mistake, recomputed on these inputs, gives it (and the right sum does not).
-        scale = context_scale(want_alpha, H)
-        known = diagnose(context, want_context,
-                         ((_(text), context_variant(s_prev, H, Wa, Ua, va, mask, alpha, kind))
-                          for kind, text in CONTEXT_MISTAKES),
-                         same=lambda a, b, scale=scale: rel_error(a, b, scale) <= 1e-8)
-        if known:
-            raise CheckFailed(_("{what}: context is wrong: {diagnosis}").format(what=what, diagnosis=known),
-                              "diagnosed")
-        expect_close(context, want_context, f"{what}: context", tol=1e-8, scale=scale,
-                     hint=_("context[n] = sum_t alpha[n, t] H[n, t]"))
+        cases.append(((s_prev, H, Wa, Ua, va, mask), what))
+
+    def run_case(case, record):
+        args, what = case
+        N, Tx, Dh = args[1].shape
+        context, alpha = read(attention, args, N, Tx, Dh, what)
+        check_attention(context, alpha, reference.attention.additive_attention(*args), args, what, 1e-8, record)
+
+    # every case runs: a mistake is named only when it gives the student's weights (or context) on all of them
+    every_case(cases, run_case, same_attention)
 
 
 def test_masked_positions_get_exactly_zero_weight(attention, reference, rng):
@@ -265,31 +295,35 @@ def test_masked_positions_get_exactly_zero_weight(attention, reference, rng):
     # real positions the smallest: a softmax whose maximum includes the padded positions
     # underflows to 0/0 on the real ones.
     H = np.where(mask[:, :, None], -50.0, 50.0) * np.sign(va)[None, None, :Dh] + 0.01 * rng.normal(size=(N, Tx, Dh))
+    args = (s_prev, H, Wa, Ua, va, mask)
     what = _("additive_attention with padding")
-    context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
-    if np.any(alpha[~mask] != 0.0):
-        known = diagnose_attention(alpha, (s_prev, H, Wa, Ua, va, mask))
-        if known:
-            raise CheckFailed(_("{what}: masked positions got weight up to {largest}: {diagnosis}").format(
-                what=what, largest=f"{np.max(np.abs(alpha[~mask])):.2e}", diagnosis=known), "diagnosed")
-        raise CheckFailed(_("{what}: masked positions got weight up to {largest}; they must get exactly 0 (exclude "
-                            "them from the softmax)").format(what=what, largest=f"{np.max(np.abs(alpha[~mask])):.2e}"))
-    if np.any(alpha[-1] != 0.0) or np.any(context[-1] != 0.0):
-        known = diagnose_attention(alpha, (s_prev, H, Wa, Ua, va, mask))
-        if known:
-            raise CheckFailed(_("{what}: a row whose positions are all masked got weights {weights}: {diagnosis}").format(
-                what=what, weights=np.array2string(alpha[-1], precision=3), diagnosis=known), "diagnosed")
-        raise CheckFailed(_("{what}: a row whose positions are all masked got weights {weights}; it must get zero "
-                            "weights and a zero context").format(what=what,
-                                                                 weights=np.array2string(alpha[-1], precision=3)))
-    real_rows = slice(0, N - 1)
-    # A row sum of Tx weights is 1 within gamma_{Tx+2} (~1e-15): 1e-12 is that with a margin of 1e3.
-    if not np.allclose(alpha[real_rows].sum(axis=1), 1.0, atol=1e-12):
-        raise CheckFailed(_("{what}: the weights of the real positions must sum to 1 in every row that has one "
-                            "(renormalise over the real positions only)").format(what=what))
-    want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
-    expect_weights(alpha, want_alpha, (s_prev, H, Wa, Ua, va, mask), what, tol=1e-6)
-    expect_close(context, want_context, f"{what}: context", tol=1e-6, scale=context_scale(want_alpha, H))
+
+    def run_case(_case, record):
+        context, alpha = read(attention, args, N, Tx, Dh, what)
+        want_context, want_alpha = reference.attention.additive_attention(*args)
+        scale = context_scale(want_alpha, H)
+        record((alpha, context), (want_alpha, want_context, scale), attention_hypotheses(args, alpha, scale))
+        expect_finite_and_normalised(alpha, context, args, what)
+        if np.any(alpha[~mask] != 0.0):
+            plain = _("{what}: masked positions got weight up to {largest}").format(
+                what=what, largest=f"{np.max(np.abs(alpha[~mask])):.2e}")
+            raise CheckFailed(_("{what}: masked positions got weight up to {largest}; they must get exactly 0 (exclude "
+                                "them from the softmax)").format(what=what,
+                                                                 largest=f"{np.max(np.abs(alpha[~mask])):.2e}"),
+                              plain=plain)
+        if np.any(alpha[-1] != 0.0) or np.any(context[-1] != 0.0):
+            weights = np.array2string(alpha[-1], precision=3)
+            raise CheckFailed(_("{what}: a row whose positions are all masked got weights {weights}; it must get zero "
+                                "weights and a zero context").format(what=what, weights=weights),
+                              plain=_("{what}: a row whose positions are all masked got weights {weights}").format(
+                                  what=what, weights=weights))
+        # A row sum of Tx weights is 1 within gamma_{Tx+2} (~1e-15): 1e-12 is that with a margin of 1e3.
+        if not np.allclose(alpha[:N - 1].sum(axis=1), 1.0, atol=1e-12):
+            raise CheckFailed(_("{what}: the weights of the real positions must sum to 1 in every row that has one "
+                                "(renormalise over the real positions only)").format(what=what))
+        check_attention(context, alpha, (want_context, want_alpha), args, what, 1e-6, lambda *recorded: None)
+
+    every_case([args], run_case, same_attention)
 
 
 def test_softmax_stable_for_huge_scores(attention, reference, rng):
@@ -312,17 +346,19 @@ def test_softmax_stable_for_huge_scores(attention, reference, rng):
                             "right ({difference}): mask=None means every position is real, the same softmax as "
                             "a mask of all True").format(
             what=what, difference=first_difference(none_alpha, every_alpha, "alpha")), "diagnosed")
-    context, alpha = call(attention, (s_prev, H, Wa, Ua, va, None), N, Tx, Dh, what)
-    expect_weights(alpha, want_alpha, (s_prev, H, Wa, Ua, va, None), what, tol=1e-6)
-    expect_close(context, want_context, f"{what}: context", tol=1e-6, scale=context_scale(want_alpha, H))
+    cases = [((s_prev, H, Wa, Ua, va, None), what)]
     for scale in (1e4, 1e6):
         s_prev, H, Wa, Ua, va = params(rng, N, Tx, Dh, S, A, scale=scale)   # |e| up to ~ scale * |va|_1
-        mask = random_mask(rng, N, Tx)
-        what = _("additive_attention with va scaled by {scale}").format(scale=f"{scale:g}")
-        context, alpha = call(attention, (s_prev, H, Wa, Ua, va, mask), N, Tx, Dh, what)
-        want_context, want_alpha = reference.attention.additive_attention(s_prev, H, Wa, Ua, va, mask)
-        expect_weights(alpha, want_alpha, (s_prev, H, Wa, Ua, va, mask), what, tol=1e-6)
-        expect_close(context, want_context, f"{what}: context", tol=1e-6, scale=context_scale(want_alpha, H))
+        cases.append(((s_prev, H, Wa, Ua, va, random_mask(rng, N, Tx)),
+                      _("additive_attention with va scaled by {scale}").format(scale=f"{scale:g}")))
+
+    def run_case(case, record):
+        args, what = case
+        context, alpha = read(attention, args, N, Tx, Dh, what)
+        check_attention(context, alpha, reference.attention.additive_attention(*args), args, what, 1e-6, record)
+
+    # every case runs: a mistake is named only when it gives the student's weights on all of them
+    every_case(cases, run_case, same_attention)
 
 
 def test_no_input_mutation(attention, rng):

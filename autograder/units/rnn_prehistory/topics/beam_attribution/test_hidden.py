@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from autograder.authoring.checks import CheckFailed, diagnose, every_case, variant_hypotheses
+from autograder.authoring.checks import CheckFailed, diagnose, every_case, shown_pair, variant_hypotheses
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
 from autograder.units.rnn_prehistory.helpers.language_models import (
@@ -137,8 +137,8 @@ def compare_results(got, expected, what, beam_width=None, search=None, passed=()
     for (tokens, score), (_t, want) in zip(got, expected):
         if not math.isclose(score, want, rel_tol=TOL, abs_tol=TOL):
             raise CheckFailed(_("{what}: the score of {tokens} is {score}, expected {expected} (sequence_score with "
-                                "the same alpha)").format(what=what, tokens=tokens, score=f"{score:.10g}",
-                                                          expected=f"{want:.10g}"))
+                                "the same alpha)").format(what=what, tokens=tokens,
+                                                          **shown_pair(score, want, ("score", "expected"), 10)))
 
 
 def _listed(sequences) -> str:
@@ -258,8 +258,7 @@ def test_sequence_score_matches_direct_sum(beam_search, rng):
         record(got, want, ((_(text), wrong(lm, tokens, alpha)) for wrong, text in SCORE_MISTAKES))
         if not math.isclose(got, want, rel_tol=TOL, abs_tol=TOL):
             what = _("sequence_score of a length-{length} sequence (random model, alpha={alpha}) is {got}, "
-                     "expected {expected}").format(length=len(tokens), alpha=alpha, got=f"{got:.8g}",
-                                                   expected=f"{want:.8g}")
+                     "expected {expected}").format(length=len(tokens), alpha=alpha, **shown_pair(got, want, least=8))
             raise CheckFailed(_("{what} (each term conditions on bos and the tokens before it, and the sum is "
                                 "divided by T**alpha with T = len(tokens))").format(what=what), plain=what)
 

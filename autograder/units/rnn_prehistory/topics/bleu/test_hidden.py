@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from autograder.authoring.checks import CheckFailed
+from autograder.authoring.checks import CheckFailed, Diagnosis, shown_pair
 from autograder.i18n import N_, _
 from autograder.isolation.sandbox import StudentCodeError
 
@@ -33,38 +33,87 @@ def close(a, b) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def expect_bleu(got, want, what, hint="", corpus=None, passed=()):
-    """`corpus` = (hypotheses, references, max_order, smooth) of a corpus_bleu value: a wrong
-    value that one of the known wrong formulas gives on that corpus is named (instead of `hint`);
-    `passed`: corpora (hyps, refs) of earlier cases the student got right, which refute a mistake
-    that would have failed them."""
+def expect_bleu(got, want, what, hint=""):
+    """A BLEU value (a brevity penalty) `got` must be `want`; corpus values go through BleuCases."""
     try:
         got = float(got)
     except (TypeError, ValueError):
         raise CheckFailed(_("{what} should be a float, got {type}").format(
             what=what, type=type(got).__name__)) from None
     if not close(got, want):
-        known = diagnose_bleu(got, *corpus, passed=passed) if corpus is not None and math.isfinite(got) else ""
         message = _("{what} is {got}, expected {expected}").format(
-            what=what, got=f"{got:.10g}", expected=f"{want:.10g}")
-        if known:
-            raise CheckFailed(_("{message}: {diagnosis}").format(message=message, diagnosis=known), "diagnosed")
+            what=what, **shown_pair(got, want, least=10))
         raise CheckFailed(_("{message} ({why})").format(message=message, why=hint) if hint else message)
 
 
-def expect_corpus_bleu(bleu, hyps, refs, options, want, what, hint="", passed=()):
-    """bleu.corpus_bleu(hyps, refs, **options) must be `want` (see expect_bleu); a ValueError
-    (math.log(0)) that int-truncated precisions explain is named too."""
-    order, smooth = options.get("max_order", 4), options.get("smooth", "none")
-    try:
-        got = bleu.corpus_bleu(hyps, refs, **options)
-    except StudentCodeError as problem:
-        if problem.exc_type == "ValueError" and truncation_fits(hyps, refs, order, smooth, passed):
-            raise CheckFailed(_("{what} raised ValueError: {diagnosis}").format(
-                what=what, diagnosis=_(INT_PRECISION)), "diagnosed") from None
-        raise
-    expect_bleu(got, want, what, hint,
-                corpus=(hyps, refs, order, smooth), passed=passed)
+class BleuCases:
+    """The corpus_bleu and sentence_bleu calls of one test, all run, then judged (`check`): the
+    first wrong one fails the test, and a known mistake is named only when recomputing under it
+    gives the student's value on every call (checks.Diagnosis), the calls the student got right
+    and those after the first wrong one too.
+
+        cases = BleuCases(bleu)
+        cases.corpus(hyps, refs, {"smooth": "exp"}, want, what, hint)
+        cases.sentence(hyp, refs, {"smooth": "add-k"}, want, what, hint)
+        cases.check()
+    """
+
+    def __init__(self, bleu):
+        self.bleu, self.cases = bleu, []
+
+    def corpus(self, hyps, refs, options, want, what, hint=""):
+        self.cases.append(("corpus", hyps, refs, options, want, what, hint))
+
+    def sentence(self, hyp, refs, options, want, what, hint=""):
+        self.cases.append(("sentence", [hyp], [refs], options, want, what, hint))
+
+    def check(self):
+        diagnosis = Diagnosis(same_bleu, differs=lambda wrong, right: isinstance(wrong, Rounded) or not close(wrong, right))
+        first, first_got, first_want, first_smooth, first_what = None, None, None, None, ""
+        for kind, hyps, refs, options, want, what, hint in self.cases:
+            order, smooth = options.get("max_order", 4), options.get("smooth", "none")
+            try:
+                got = self.bleu.corpus_bleu(hyps, refs, **options) if kind == "corpus" else \
+                    self.bleu.sentence_bleu(hyps[0], refs[0], **options)
+            except StudentCodeError as problem:
+                if problem.exc_type != "ValueError":          # an error is reported as it is
+                    if first is None:
+                        raise
+                    # after a wrong value: consistent with the mistakes that fail on this input
+                    diagnosis.case(RAISED, want, bleu_hypotheses(hyps, refs, order, smooth, want))
+                    continue
+                diagnosis.case(LOG_OF_ZERO, want, bleu_hypotheses(hyps, refs, order, smooth, want))
+                if first is None:
+                    first, first_got, first_want, first_smooth, first_what = problem, LOG_OF_ZERO, want, smooth, what
+                continue
+            try:
+                got = float(got)
+            except (TypeError, ValueError):
+                failure = CheckFailed(_("{what} should be a float, got {type}").format(
+                    what=what, type=type(got).__name__))
+                if first is None:
+                    raise failure from None
+                diagnosis.unreadable = True
+                break
+            diagnosis.case(got, want, bleu_hypotheses(hyps, refs, order, smooth, want))
+            if first is None and not close(got, want):
+                message = _("{what} is {got}, expected {expected}").format(
+                    what=what, **shown_pair(got, want, least=10))
+                first = CheckFailed(_("{message} ({why})").format(message=message, why=hint) if hint else message,
+                                    plain=message)
+                first_got, first_want, first_smooth = got, want, smooth
+        if first is None:
+            return
+        known = bleu_mistake(diagnosis.named(), first_got, first_want, first_smooth, self.cases)
+        if isinstance(first, StudentCodeError):
+            if known:
+                raise CheckFailed(_("{what} raised ValueError: {diagnosis}").format(what=first_what, diagnosis=known),
+                                  "diagnosed") from None
+            raise first
+        if known:
+            raise CheckFailed(_("{failure}: {diagnosis}").format(failure=first.plain, diagnosis=known),
+                              "diagnosed") from None
+        raise first
 
 
 # ------------------------------------------------------------ wrong formulas, grader side
@@ -203,55 +252,74 @@ WRONG_FORMULAS = ((dict(phantom=True), PHANTOM), (dict(add_one_everywhere=True),
                   (dict(smooth_when_nothing_matches=True), SMOOTHING_NOTHING_MATCHES))
 
 
-def known_mistakes(max_order, smooth):
-    """(diagnosis, value on a corpus (hyps, refs)) of every known mistake, for one max_order and smooth;
-    another smoothing mode in place of `smooth` is named by the mode alone ('exp')."""
-    mistakes = [(_(text), lambda h, r, v=variant: bleu_variant(h, r, max_order, smooth, **v))
-                for variant, text in WRONG_FORMULAS]
-    mistakes.append((_(SENTENCE_AVERAGE), lambda h, r: average_of_sentences(h, r, max_order, smooth)))
+LOG_OF_ZERO = "log(0)"          # a student's ValueError from math.log(0): BLEU 0 with an order at 0
+RAISED = "raised"               # another error of the student's, on an input where a mistake fails (nan)
+INT_TRUNCATION = "int"          # the keys of the hypotheses named by a message with a parameter
+OTHER_MODE = "mode {}"
+
+
+class Rounded:
+    """A hypothesis that the student computed `value` in float32: it fits what agrees with it to
+    float32's precision (~1e-7, 1e-6 allowed) and not to 1e-9."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def same_bleu(got, hypothesis) -> bool:
+    if isinstance(hypothesis, Rounded):
+        return got not in (LOG_OF_ZERO, RAISED) and abs(got - hypothesis.value) <= 1e-6 * abs(hypothesis.value)
+    if got is LOG_OF_ZERO:
+        return hypothesis == 0
+    if got is RAISED:
+        return math.isnan(hypothesis)
+    return not math.isnan(hypothesis) and close(got, hypothesis)
+
+
+def bleu_hypotheses(hyps, refs, max_order, smooth, right):
+    """(key, value on this corpus) of every known mistake, the same keys on every corpus: the wrong
+    formulas, the sentence average, the streams layout, int-truncated precisions, a float32
+    computation, and each smoothing mode in place of `smooth` (the asked one included: a student
+    who ignores the argument gives it where it was asked)."""
+    for variant, text in WRONG_FORMULAS:
+        yield _(text), bleu_variant(hyps, refs, max_order, smooth, **variant)
+    yield _(SENTENCE_AVERAGE), average_of_sentences(hyps, refs, max_order, smooth)
     # Read as streams, a layout passes silently only where it is square (as many references per
     # hypothesis as hypotheses); any other shape fails on an index or a length instead.
-    mistakes.append((_(STREAMS), lambda h, r: bleu_variant(h, [list(s) for s in zip(*r)], max_order, smooth)
-                     if all(len(rs) == len(h) for rs in r) else math.nan))
-    mistakes += [(repr(mode), lambda h, r, m=mode: bleu_variant(h, r, max_order, m)) for mode in MODES if mode != smooth]
-    return mistakes
+    yield _(STREAMS), (bleu_variant(hyps, [list(s) for s in zip(*refs)], max_order, smooth)
+                       if all(len(rs) == len(hyps) for rs in refs) else math.nan)
+    yield INT_TRUNCATION, bleu_variant(hyps, refs, max_order, smooth, int_precision=True)
+    yield ROUNDING, Rounded(right)
+    for mode in MODES:
+        yield OTHER_MODE.format(mode), bleu_variant(hyps, refs, max_order, mode)
 
 
-def diagnose_bleu(got, hyps, refs, max_order=4, smooth="none", passed=()) -> str:
-    """The one known mistake whose value on this corpus is `got` (and differs from the right
-    one) and that gives the right value on every corpus of `passed` (cases of the same test
-    the student got right), a float32 rounding of the right value, or ''. A wrong 0 is left
-    undiagnosed: too many mistakes end in a zero precision."""
-    right = bleu_variant(hyps, refs, max_order, smooth)
-    if got == 0:
-        return _(INT_PRECISION) if truncation_fits(hyps, refs, max_order, smooth, passed) else ""
-    fits = [text for text, value in known_mistakes(max_order, smooth)
-            if not close(wrong := value(hyps, refs), right) and close(got, wrong)
-            and all(close(value(h, r), bleu_variant(h, r, max_order, smooth)) for h, r in passed)]
-    modes = [fit for fit in fits if fit.startswith("'")]
-    if modes and len(modes) == len(fits):       # other modes that give the same value here: one mistake
-        return _(SMOOTHING_MODE).format(used=_(" or ").join(modes), asked=repr(smooth))
-    if len(fits) == 1:
-        return fits[0]
-    if not fits and right and 1e-9 < abs(got - right) / abs(right) < 1e-6:
-        return _(ROUNDING).format(digits=int(-math.log10(abs(got - right) / abs(right))))
-    return ""
+def bleu_mistake(named, got, want, asked, cases) -> str:
+    """The message of the known mistake that every case fits (`named`, keys of bleu_hypotheses), or
+    ''; `got`, `want` and `asked` (the smoothing) are the first wrong call's. Smoothing modes that all fit are one mistake (the argument misread); a wrong 0 is named only
+    as int truncation (too many mistakes end in a zero precision), and that only when every order
+    has matches somewhere, so that no smoothing rule is involved."""
+    if got == 0 or got is LOG_OF_ZERO:
+        return _(INT_PRECISION) if named == [INT_TRUNCATION] and truncated_somewhere(cases) else ""
+    modes = [key[len(OTHER_MODE.format("")):] for key in named if key.startswith(OTHER_MODE.format(""))]
+    if modes and len(modes) == len(named):
+        return _(SMOOTHING_MODE).format(used=_(" or ").join(map(repr, modes)), asked=repr(asked))
+    if len(named) != 1 or named[0] == INT_TRUNCATION and not truncated_somewhere(cases):
+        return ""
+    if named[0] == ROUNDING:
+        return _(ROUNDING).format(digits=int(-math.log10(abs(got - want) / abs(want))))
+    return _(INT_PRECISION) if named[0] == INT_TRUNCATION else named[0]
 
 
-def truncation_fits(hyps, refs, max_order, smooth, passed) -> bool:
-    """Whether int-truncated precisions explain a BLEU of 0 (or a log of 0) on this corpus: every
-    order has matches (so no smoothing rule and no zero precision is involved), truncation makes
-    one of them 0, and the student got right an earlier case (in `passed`) where truncation gives
-    the right nonzero value (all precisions 1) and none where it would have failed."""
-    def orders_all_match(h, r):
+def truncated_somewhere(cases) -> bool:
+    """Whether int-truncated precisions make a case 0 where every order has matches (so no
+    smoothing rule and no zero precision explain a 0 there)."""
+    def orders_all_match(h, r, order):
         return all(sum(sum((grams(x, n) & grams_max(rs, n)).values()) for x, rs in zip(h, r)) > 0
-                   for n in range(1, max_order + 1))
-    if not (orders_all_match(hyps, refs) and bleu_variant(hyps, refs, max_order, smooth) > 0
-            and bleu_variant(hyps, refs, max_order, smooth, int_precision=True) == 0):
-        return False
-    agree = [close(bleu_variant(h, r, max_order, smooth, int_precision=True), bleu_variant(h, r, max_order, smooth))
-             for h, r in passed]
-    return bool(agree) and all(agree) and any(bleu_variant(h, r, max_order, smooth) > 0 for h, r in passed)
+                   for n in range(1, order + 1))
+    return any(orders_all_match(h, r, o.get("max_order", 4)) and want > 0
+               and bleu_variant(h, r, o.get("max_order", 4), o.get("smooth", "none"), int_precision=True) == 0
+               for _kind, h, r, o, want, _what, _hint in cases)
 
 
 def grams_max(references, n) -> Counter:
@@ -424,77 +492,73 @@ def test_brevity_penalty_edges(bleu):
         for wrong, diagnosis in wrong_penalties:
             if isinstance(got, (int, float)) and close(got, wrong) and not close(got, want):
                 raise CheckFailed(_("{what} is {got}, expected {expected}: {diagnosis}").format(
-                    what=what, got=f"{got:.10g}", expected=f"{want:.10g}", diagnosis=_(diagnosis)), "diagnosed")
+                    what=what, **shown_pair(got, want, least=10), diagnosis=_(diagnosis)), "diagnosed")
         expect_bleu(got, want, what, _("expected: BP = 1 when c >= r, exp(1 - r/c) when 0 < c < r, and 0 for an "
                                        "empty hypothesis"))
 
 
 def test_closest_reference_length_tie_shorter(bleu):
+    cases = BleuCases(bleu)
     hyp = toks("a b c d e")
     # Reference lengths 4 and 6 are equally close to 5: the shorter (4) is used, so BP = 1.
     # Both ways round: an implementation that breaks ties by list order passes one of them only.
-    # A student who passed the first order cannot be breaking ties towards the longer length.
-    passed = []
     for refs in ([toks("a b c d"), toks("a b c d e f")], [toks("a b c d e f"), toks("a b c d")]):
-        expect_corpus_bleu(bleu, [hyp], [refs], {}, 1.0,
-                           _("BLEU with references of lengths {lengths} for a 5-token hypothesis").format(
-                               lengths=" and ".join(str(len(r)) for r in refs)),
-                           _("expected: 4 and 6 are equally close to 5, the shorter length 4 is r, so BP = 1"),
-                           passed=passed)
-        passed.append(([hyp], [refs]))
+        cases.corpus([hyp], [refs], {}, 1.0,
+                     _("BLEU with references of lengths {lengths} for a 5-token hypothesis").format(
+                         lengths=" and ".join(str(len(r)) for r in refs)),
+                     _("expected: 4 and 6 are equally close to 5, the shorter length 4 is r, so BP = 1"))
     # The closest length, not the shortest: lengths 3 and 7 for a 6-token hypothesis -> r = 7.
     hyp = toks("a b c d e f")
     refs = [toks("x y z"), toks("a b c d e f g")]
     # Across a corpus the shortest lengths (3 + 6) and the closest (7 + 6) give different penalties,
     # and both differ from no penalty at all: c = 8, every n-gram matches.
     hyps, refs2 = [hyp, toks("a b")], [refs, [toks("a b c d e f")]]
-    expect_corpus_bleu(bleu, hyps, refs2, {}, math.exp(1 - 13 / 8),
-                       _("corpus BLEU of a 6-token hypothesis (references of lengths 3 and 7) and a 2-token one "
-                         "(a reference of length 6)"), _("expected: every n-gram matches, c = 8 and r = 7 + 6"))
-    expect_corpus_bleu(bleu, [hyp], [refs], {}, math.exp(1 - 7 / 6),
-                       _("BLEU with references of lengths 3 and 7 for a 6-token hypothesis"),
-                       _("expected: the closest reference length is 7, so BP = exp(1 - 7/6)"))
+    cases.corpus(hyps, refs2, {}, math.exp(1 - 13 / 8),
+                 _("corpus BLEU of a 6-token hypothesis (references of lengths 3 and 7) and a 2-token one "
+                   "(a reference of length 6)"), _("expected: every n-gram matches, c = 8 and r = 7 + 6"))
+    cases.corpus([hyp], [refs], {}, math.exp(1 - 7 / 6),
+                 _("BLEU with references of lengths 3 and 7 for a 6-token hypothesis"),
+                 _("expected: the closest reference length is 7, so BP = exp(1 - 7/6)"))
     # Nor the longest: lengths 5 and 9 for a 6-token hypothesis -> r = 5, BP = 1.
     refs = [toks("a b c d e"), toks("a b c d e f g h i")]
-    expect_bleu(bleu.sentence_bleu(hyp, refs), 1.0, _("sentence_bleu with references of lengths 5 and 9 for a "
-                "6-token hypothesis"), _("the closest reference length is 5, so there is no brevity penalty"),
-                corpus=([hyp], [refs], 4, "none"))
+    cases.sentence(hyp, refs, {}, 1.0, _("sentence_bleu with references of lengths 5 and 9 for a 6-token hypothesis"),
+                   _("the closest reference length is 5, so there is no brevity penalty"))
     # sentence_bleu passes its smoothing on: add-k changes a score where every order matches
     # something, floor and exp one where the 4-grams have no match.
     hyp, refs = toks("the cat sat on the mat"), [toks("the cat sat on a mat")]
-    expect_bleu(bleu.sentence_bleu(hyp, refs, smooth="add-k"), bleu_variant([hyp], [refs], 4, "add-k"),
-                _("sentence_bleu(smooth='add-k') of 'the cat sat on the mat'"),
-                _("expected: corpus_bleu([h], [refs], smooth='add-k')"), corpus=([hyp], [refs], 4, "add-k"))
+    cases.sentence(hyp, refs, {"smooth": "add-k"}, bleu_variant([hyp], [refs], 4, "add-k"),
+                   _("sentence_bleu(smooth='add-k') of 'the cat sat on the mat'"),
+                   _("expected: corpus_bleu([h], [refs], smooth='add-k')"))
     refs = [toks("a cat sat"), toks("the cat is on the mat")]
     for smooth in ("floor", "exp"):
-        expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth), bleu_variant([hyp], [refs], 4, smooth),
-                    _("sentence_bleu(smooth={smooth}) of a sentence without a matching 4-gram").format(
-                        smooth=repr(smooth)), _("expected: corpus_bleu([h], [refs], smooth={smooth})").format(
-                        smooth=repr(smooth)), corpus=([hyp], [refs], 4, smooth))
+        cases.sentence(hyp, refs, {"smooth": smooth}, bleu_variant([hyp], [refs], 4, smooth),
+                       _("sentence_bleu(smooth={smooth}) of a sentence without a matching 4-gram").format(
+                           smooth=repr(smooth)), _("expected: corpus_bleu([h], [refs], smooth={smooth})").format(
+                           smooth=repr(smooth)))
+    cases.check()
 
 
 def test_corpus_bleu_pools_statistics(bleu):
+    cases = BleuCases(bleu)
     hyps = [toks("a b c d e f g h"), toks("a b")]
     refs = [[toks("a b c d e f g h")], [toks("a b c d")]]
     # Pooled: p1 = 10/10, p2 = 8/8, p3 = 6/6, p4 = 5/5; c = 10, r = 12 -> BLEU = exp(1 - 12/10).
-    expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 12 / 10), _("corpus BLEU of a 2-sentence corpus"),
-                       _("expected: pooled precisions 10/10, 8/8, 6/6, 5/5 and c = 10, r = 12"))
-    passed = [(hyps, refs)]
+    cases.corpus(hyps, refs, {}, math.exp(1 - 12 / 10), _("corpus BLEU of a 2-sentence corpus"),
+                 _("expected: pooled precisions 10/10, 8/8, 6/6, 5/5 and c = 10, r = 12"))
     # Every order matches, none completely: 9/10, 6/8, 4/6, 2/4 pooled; c = r = 10, BP = 1.
     hyps = [toks("the cat sat on the mat"), toks("a b c d")]
     refs = [[toks("the cat sat on a mat")], [toks("a b c d")]]
-    expect_corpus_bleu(bleu, hyps, refs, {}, (9 / 10 * 6 / 8 * 4 / 6 * 2 / 4) ** 0.25,
-                       _("corpus BLEU of a 2-sentence corpus where every order matches in part"),
-                       _("expected: pooled precisions 9/10, 6/8, 4/6, 2/4 and c = r = 10"), passed=passed)
-    passed.append((hyps, refs))
+    cases.corpus(hyps, refs, {}, (9 / 10 * 6 / 8 * 4 / 6 * 2 / 4) ** 0.25,
+                 _("corpus BLEU of a 2-sentence corpus where every order matches in part"),
+                 _("expected: pooled precisions 9/10, 6/8, 4/6, 2/4 and c = r = 10"))
     hyps = [toks("the cat sat on the mat"), toks("the dog ran"), toks("a cat")]
     refs = [[toks("the cat is on the mat")], [toks("the dog ran away")], [toks("a cat"), toks("the cat sat")]]
     # Matches / totals: unigrams 5+3+2 / 6+3+2, bigrams 3+2+1 / 5+2+1, trigrams 1+1+0 / 4+1+0,
     # 4-grams 0 / 3 -> exp smoothing p4 = 1/(2*3); c = 11, r = 6 + 4 + 2.
     want = math.exp(1 - 12 / 11) * (10 / 11 * 6 / 8 * 2 / 5 * 1 / 6) ** 0.25
-    expect_corpus_bleu(bleu, hyps, refs, {"smooth": "exp"}, want,
-                       _("corpus BLEU (exp smoothing) of a 3-sentence corpus"),
-                       _("expected: pooled precisions 10/11, 6/8, 2/5, 1/(2*3) and c = 11, r = 12"), passed=passed)
+    cases.corpus(hyps, refs, {"smooth": "exp"}, want, _("corpus BLEU (exp smoothing) of a 3-sentence corpus"),
+                 _("expected: pooled precisions 10/11, 6/8, 2/5, 1/(2*3) and c = 11, r = 12"))
+    cases.check()
 
 
 def _closest_length(hyp, refs) -> int:
@@ -532,22 +596,23 @@ def probing_corpus(rng, size, vocab, max_order):
 
 
 def test_corpus_bleu_matches_reference_random(bleu, reference, rng):
+    cases = BleuCases(bleu)
     for vocab, size, order in [(3, 4, 4), (4, 6, 4), (5, 3, 2), (3, 8, 3)]:
         hyps, refs = probing_corpus(rng, size, vocab, order)
         for smooth in MODES:
             want = reference.bleu.corpus_bleu(hyps, refs, max_order=order, smooth=smooth)
-            expect_corpus_bleu(bleu, hyps, refs, {"max_order": order, "smooth": smooth}, want,
-                               _("corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth})")
-                               .format(size=size, order=order, smooth=repr(smooth)))
+            cases.corpus(hyps, refs, {"max_order": order, "smooth": smooth}, want,
+                         _("corpus_bleu on a random {size}-sentence corpus (max_order={order}, smooth={smooth})")
+                         .format(size=size, order=order, smooth=repr(smooth)))
     hyp, refs = hyps[-4], refs[-4]      # the tie probe: long enough for every order (that edge has its own test)
     for smooth in ("exp", "add-k"):
-        expect_bleu(bleu.sentence_bleu(hyp, refs, smooth=smooth),
-                    reference.bleu.sentence_bleu(hyp, refs, smooth=smooth),
-                    f"sentence_bleu(smooth={smooth!r})", "sentence_bleu(h, refs) = corpus_bleu([h], [refs])",
-                    corpus=([hyp], [refs], 4, smooth))
+        cases.sentence(hyp, refs, {"smooth": smooth}, reference.bleu.sentence_bleu(hyp, refs, smooth=smooth),
+                       f"sentence_bleu(smooth={smooth!r})", "sentence_bleu(h, refs) = corpus_bleu([h], [refs])")
+    cases.check()
 
 
 def test_smoothing_modes_edge_cases(bleu):
+    cases = BleuCases(bleu)
     ref = [toks("the cat is on the mat")]
     hyp = toks("the cat sat on the mat")   # 5/6, 3/5, 1/4, 0/3; same length
     want = {"none": 0.0,
@@ -559,44 +624,45 @@ def test_smoothing_modes_edge_cases(bleu):
              "add-k": _("add-k: add 1 to the matches and the total of every order n >= 2 (not the unigrams)"),
              "exp": _("exp: the first zero order gets 1 / (2 * total), the next 1 / (4 * total), ...")}
     for smooth in MODES:
-        expect_corpus_bleu(bleu, [hyp], [ref], {"smooth": smooth}, want[smooth],
-                           _("BLEU (smooth={smooth}) when only the 4-grams have no match").format(smooth=repr(smooth)),
-                           hints[smooth])
+        cases.corpus([hyp], [ref], {"smooth": smooth}, want[smooth],
+                     _("BLEU (smooth={smooth}) when only the 4-grams have no match").format(smooth=repr(smooth)),
+                     hints[smooth])
     # Two zero orders under exp: the halvings compound (1/(2*3) then 1/(4*2)).
     hyp, ref = toks("a b x c d"), [toks("a b y c d")]      # 4/5, 2/4, 0/3, 0/2
-    expect_corpus_bleu(bleu, [hyp], [ref], {"smooth": "exp"}, (4 / 5 * 2 / 4 * 1 / 6 * 1 / 8) ** 0.25,
-                       _("BLEU (smooth='exp') with zero matches at orders 3 and 4"), hints["exp"])
+    cases.corpus([hyp], [ref], {"smooth": "exp"}, (4 / 5 * 2 / 4 * 1 / 6 * 1 / 8) ** 0.25,
+                 _("BLEU (smooth='exp') with zero matches at orders 3 and 4"), hints["exp"])
     # No n-gram of any order matches: 0 under every smoothing.
     for smooth in MODES:
-        expect_corpus_bleu(bleu, [toks("x y z w")], [[toks("a b c d")]], {"smooth": smooth}, 0.0,
-                           _("BLEU (smooth={smooth}) when nothing matches").format(smooth=repr(smooth)),
-                           _("when no n-gram of any order matches, BLEU is 0 whatever the smoothing (corpus_bleu's "
-                             "docstring)"))
+        cases.corpus([toks("x y z w")], [[toks("a b c d")]], {"smooth": smooth}, 0.0,
+                     _("BLEU (smooth={smooth}) when nothing matches").format(smooth=repr(smooth)),
+                     _("when no n-gram of any order matches, BLEU is 0 whatever the smoothing (corpus_bleu's "
+                       "docstring)"))
     # Hypotheses shorter than n: no n-grams of orders 3, 4 at all -> 0, except add-k.
     short_hyp, short_ref = [toks("a b")], [[toks("a b c")]]
     for smooth in ("none", "floor", "exp"):
-        expect_corpus_bleu(bleu, short_hyp, short_ref, {"smooth": smooth}, 0.0,
-                           _("BLEU (smooth={smooth}) of a 2-token hypothesis with max_order=4").format(
-                               smooth=repr(smooth)),
-                           _("an order with no hypothesis n-grams at all (total 0) makes BLEU 0; smoothing cannot "
-                             "divide by 0"))
-    expect_corpus_bleu(bleu, short_hyp, short_ref, {"smooth": "add-k"}, math.exp(1 - 3 / 2),
-                       _("BLEU (smooth='add-k') of a 2-token hypothesis with max_order=4"),
-                       _("add-k turns the empty orders 3 and 4 into (0+1)/(0+1) = 1, and BP = exp(1 - 3/2)"))
+        cases.corpus(short_hyp, short_ref, {"smooth": smooth}, 0.0,
+                     _("BLEU (smooth={smooth}) of a 2-token hypothesis with max_order=4").format(smooth=repr(smooth)),
+                     _("an order with no hypothesis n-grams at all (total 0) makes BLEU 0; smoothing cannot "
+                       "divide by 0"))
+    cases.corpus(short_hyp, short_ref, {"smooth": "add-k"}, math.exp(1 - 3 / 2),
+                 _("BLEU (smooth='add-k') of a 2-token hypothesis with max_order=4"),
+                 _("add-k turns the empty orders 3 and 4 into (0+1)/(0+1) = 1, and BP = exp(1 - 3/2)"))
     # An empty hypothesis inside a corpus counts 0 tokens, and the closest reference length to 0.
     hyps = [toks("a b c d"), []]
     refs = [[toks("a b c d")], [toks("x y z"), toks("x")]]
-    expect_corpus_bleu(bleu, hyps, refs, {}, math.exp(1 - 5 / 4), _("BLEU of a corpus with an empty hypothesis"),
-                       _("an empty hypothesis adds 0 to c and its closest reference length (here 1) to r"))
+    cases.corpus(hyps, refs, {}, math.exp(1 - 5 / 4), _("BLEU of a corpus with an empty hypothesis"),
+                 _("an empty hypothesis adds 0 to c and its closest reference length (here 1) to r"))
+    cases.check()
 
 
 def test_per_hypothesis_reference_layout(bleu):
+    cases = BleuCases(bleu)
     # Two references each, the good one in a different position: per hypothesis both sentences
     # match perfectly (BLEU 1); read as streams, each is scored against the other's references.
     hyps = [toks("a b c d e"), toks("a b c d f")]
     refs = [[toks("x"), toks("a b c d e")], [toks("a b c d f"), toks("y")]]
-    expect_corpus_bleu(bleu, hyps, refs, {}, 1.0, _("corpus BLEU with two references per hypothesis"),
-                       _("expected: each hypothesis is one of its own references"))
+    cases.corpus(hyps, refs, {}, 1.0, _("corpus BLEU with two references per hypothesis"),
+                 _("expected: each hypothesis is one of its own references"))
     hyps = [toks("the cat sat on the mat"), toks("a dog ran in the park")]
     # references[i] holds the references of hypothesis i; the counts differ (3 and 1).
     refs = [[toks("the cat sat on a mat"), toks("a cat sat on the mat"), toks("the cat is on the mat")],
@@ -604,7 +670,7 @@ def test_per_hypothesis_reference_layout(bleu):
     # Sentence 1 matches every n-gram in one of its 3 references: 6/6, 5/5, 4/4, 3/3;
     # sentence 2: 5/6, 3/5, 2/4, 1/3. Same lengths (6 and 6): BP = 1.
     want = (11 / 12 * 8 / 10 * 6 / 8 * 4 / 6) ** 0.25
-    expect_corpus_bleu(bleu, hyps, refs, {}, want,
-                       _("corpus BLEU with 3 references for sentence 1 and 1 for sentence 2"),
-                       _("expected: references[i] is the list of references of hypothesis i, 3 for the first "
-                         "sentence and 1 for the second"))
+    cases.corpus(hyps, refs, {}, want, _("corpus BLEU with 3 references for sentence 1 and 1 for sentence 2"),
+                 _("expected: references[i] is the list of references of hypothesis i, 3 for the first "
+                   "sentence and 1 for the second"))
+    cases.check()

@@ -15,14 +15,16 @@ import numpy as np
 from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
-    diagnose,
+    every_case,
     expect_array,
     expect_close,
     expect_not_mutated,
     expect_tuple,
     rel_error,
+    shown_pair,
+    variant_hypotheses,
 )
-from autograder.i18n import _
+from autograder.i18n import N_, _
 from autograder.units.rnn_prehistory.helpers.sequence_maps import LookaheadMap
 from autograder.units.rnn_prehistory.oracles import RNNForward
 
@@ -79,25 +81,66 @@ def moved_outputs(function, x, extra_args, rng):
     return outputs[0], outputs[2::2], outputs[3::2]
 
 
+def rnn_states(x, h0, Wx, Wh, b):
+    """h_t = tanh(x_t Wx + h_{t-1} Wh + b) over t, written here: the states (N, T, H)."""
+    h, states = h0, []
+    for t in range(x.shape[1]):
+        h = np.tanh(x[:, t] @ Wx + h @ Wh + b)
+        states.append(h)
+    return np.stack(states, axis=1)
+
+
+def birnn_variant(x, h0, fwd, bwd, swapped=False, backward_in_order=False, not_reversed_back=False,
+                  backward_from_zero=False):
+    """birnn_forward of its docstring written here, or with one known mistake: swapped halves;
+    the backward pass run left to right; its states left in reversed order; started from zeros."""
+    forward = rnn_states(x, h0, *fwd)
+    start = np.zeros_like(h0) if backward_from_zero else h0
+    if backward_in_order:
+        backward = rnn_states(x, start, *bwd)
+    else:
+        backward = rnn_states(x[:, ::-1], start, *bwd)
+        backward = backward if not_reversed_back else backward[:, ::-1]
+    return np.concatenate([backward, forward] if swapped else [forward, backward], axis=2)
+
+
+BIRNN_MISTAKES = (
+    (dict(swapped=True), N_("your y is the right states with the halves swapped: y[:, t, :H] must be the forward "
+                            "(left-to-right) state and y[:, t, H:] the backward one")),
+    (dict(backward_in_order=True), N_("your backward half matches a second pass from left to right: the backward "
+                                      "pass reads x from the end, rnn_forward(x[:, ::-1], ...)")),
+    (dict(not_reversed_back=True), N_("your backward half matches the backward pass's states in the order it "
+                                      "computed them: reverse them again ([:, ::-1]) so that y[:, t] belongs to "
+                                      "x[:, t]")),
+    (dict(backward_from_zero=True), N_("your backward half matches a backward pass started from zeros: h0 is the "
+                                       "initial state of both passes")),
+)
+
+
 def test_birnn_forward_matches_reference(causality, reference, rng):
+    cases = []
     for N, T, D, H in [(1, 1, 2, 3), (3, 5, 4, 3), (2, 8, 3, 5)]:
-        x, h0 = rng.normal(size=(N, T, D)), rng.normal(size=(N, H)) * 0.5
-        fwd, bwd = rnn_weights(rng, D, H), rnn_weights(rng, D, H)
+        cases.append((rng.normal(size=(N, T, D)), rng.normal(size=(N, H)) * 0.5, rnn_weights(rng, D, H),
+                      rnn_weights(rng, D, H)))
+
+    def run_case(case, record):
+        x, h0, fwd, bwd = case
+        (N, T, D), H = x.shape, h0.shape[1]
         what = f"birnn_forward (N={N}, T={T}, D={D}, H={H})"
         y = birnn(causality)(x, h0, *fwd, *bwd)
         expect_not_mutated(causality, what)
         y = expect_array(y, (N, T, 2 * H), what)
         want = reference.causality.birnn_forward(x, h0, *fwd, *bwd)
-        if rel_error(y, want, 1.0) > 1e-8 and rel_error(y, np.concatenate([want[:, :, H:], want[:, :, :H]], axis=2),
-                                                        1.0) <= 1e-8:
-            raise CheckFailed(_("{what}: your y is the right states with the halves swapped: y[:, t, :H] must be the "
-                                "forward (left-to-right) state and y[:, t, H:] the backward one").format(what=what),
-                              "diagnosed")
+        record(y, want, variant_hypotheses(birnn_variant, BIRNN_MISTAKES, x, h0, fwd, bwd))
         expect_close(y[:, :, :H], want[:, :, :H], f"{what}: y[:, :, :H]", tol=1e-8, scale=1.0,
                      hint=_("the first H features are the forward pass, rnn_forward(x, h0, Wx_f, Wh_f, b_f)"))
         expect_close(y[:, :, H:], want[:, :, H:], f"{what}: y[:, :, H:]", tol=1e-8, scale=1.0,
                      hint=_("the backward pass reads x from the end: rnn_forward(x[:, ::-1], h0, Wx_b, Wh_b, b_b), "
                             "and its output is reversed again so that y[:, t] belongs to x[:, t]"))
+
+    # every case runs: a mistake is named only when it gives the student's states on all of them.
+    # States |h| <= 1 are compared absolutely (scale 1): within ~1e-13 in any summation order.
+    every_case(cases, run_case, same=lambda a, b: bool(np.all(np.isfinite(a)) and rel_error(a, b, 1.0) <= 1e-8))
 
 
 def far_below_zero(rng, N, T, D, Dk):
@@ -113,28 +156,73 @@ def far_below_zero(rng, N, T, D, Dk):
     return x * np.sqrt(2e4 / -scores.max()), Wq, -Wq
 
 
+def attention_variant(x, Wq, Wk, Wv, causal, width="Dk", mask_from=1, mask_after=False, always_masked=False):
+    """self_attention of its docstring written here, or with one known mistake: width "D", "Dv"
+    or 1: the scores divided by the square root of x's width, v's, or not scaled; mask_from=2: the
+    mask np.triu(..., k=2); mask_after: the future weights zeroed after a softmax over every
+    position; always_masked: the mask applied whatever causal says."""
+    q, k, v = x @ Wq, x @ Wk, x @ Wv
+    divisor = {"Dk": Wk.shape[1], "D": x.shape[2], "Dv": Wv.shape[1], 1: 1}[width]
+    e = np.einsum("ntk,nsk->nts", q, k) / np.sqrt(divisor)
+    future = np.triu(np.ones(e.shape[1:], dtype=bool), k=mask_from)
+    masked = causal or always_masked
+    if masked and not mask_after:
+        e = np.where(future, -np.inf, e)
+    w = np.exp(e - e.max(axis=2, keepdims=True))
+    w = w / w.sum(axis=2, keepdims=True)
+    return (np.where(future, 0.0, w) if masked and mask_after else w) @ v
+
+
+SCALE_MISTAKES = (
+    (dict(width="D"), N_("your outputs match scores divided by sqrt(D), the width of x: divide by sqrt(Dk), the "
+                         "width of q and k (Wk.shape[1])")),
+    (dict(width="Dv"), N_("your outputs match scores divided by sqrt(Dv), the width of v: divide by sqrt(Dk), the "
+                          "width of q and k (Wk.shape[1])")),
+    (dict(width=1), N_("your outputs match scores not scaled at all: e = q k^T / sqrt(Dk), with Dk the width of q "
+                       "and k")),
+    (dict(mask_after=True), N_("your outputs match a softmax over every position with the future weights zeroed "
+                               "afterwards: the normaliser still reads the future. Mask the scores of s > t with -inf "
+                               "before the softmax")),
+    (dict(mask_from=2), N_("your outputs match a mask from s = t + 2 on (np.triu(..., k=2)): position t still sees "
+                           "t + 1. The future is every s > t: np.triu(..., k=1)")),
+    (dict(always_masked=True), N_("your outputs with causal=False match the causal mask: causal=False is an encoder, "
+                                  "every position sees every position (no mask)")),
+)
+
+
 def test_self_attention_matches_reference(causality, reference, rng):
-    cases = []
+    inputs = []
     for N, T, D, Dk, Dv, scale in [(1, 1, 2, 2, 3, 1.0), (2, 6, 4, 3, 2, 1.0), (3, 5, 3, 4, 4, 1.0),
                                    (2, 7, 3, 2, 3, 30.0)]:
         x = rng.normal(size=(N, T, D)) * scale
-        cases.append((f"N={N}, T={T}, D={D}, Dk={Dk}, Dv={Dv}", x, rng.normal(size=(D, Dk)), rng.normal(size=(D, Dk)),
-                      rng.normal(size=(D, Dv))))
+        inputs.append((f"N={N}, T={T}, D={D}, Dk={Dk}, Dv={Dv}", x, rng.normal(size=(D, Dk)), rng.normal(size=(D, Dk)),
+                       rng.normal(size=(D, Dv))))
     x, Wq, Wk = far_below_zero(rng, 2, 5, 3, 2)
-    cases.append(("N=2, T=5, D=3, Dk=2, Dv=3, " + _("every score below -20000"), x, Wq, Wk, rng.normal(size=(3, 3))))
-    for sizes, x, Wq, Wk, Wv in cases:
+    inputs.append(("N=2, T=5, D=3, Dk=2, Dv=3, " + _("every score below -20000"), x, Wq, Wk, rng.normal(size=(3, 3))))
+    cases = [(*case, causal) for case in inputs for causal in (True, False)]
+
+    def run_case(case, record):
+        sizes, x, Wq, Wk, Wv, causal = case
         N, T, Dv = x.shape[0], x.shape[1], Wv.shape[1]
-        for causal in (True, False):
-            what = f"self_attention ({sizes}, causal={causal})"
-            y = expect_array(causality.self_attention(x, Wq, Wk, Wv, causal), (N, T, Dv), what)
-            if not np.all(np.isfinite(y)):
-                raise CheckFailed(_("{what}: the output contains nan or inf; subtract each row's maximum before exp "
-                                    "(masked entries are -inf, their exp is 0)").format(what=what))
-            expect_close(y, reference.causality.self_attention(x, Wq, Wk, Wv, causal), what, tol=1e-8,
-                         scale=visible_values(x, Wv, causal),
-                         hint=_("e = q k^T / sqrt(Dk) with Dk the width of q and k; with causal=True the future "
-                                "(s > t) gets -inf before the softmax, so the visible weights still sum to 1; "
-                                "subtract each row's own maximum, however far below zero the scores are"))
+        what = f"self_attention ({sizes}, causal={causal})"
+        y = expect_array(causality.self_attention(x, Wq, Wk, Wv, causal), (N, T, Dv), what)
+        want = reference.causality.self_attention(x, Wq, Wk, Wv, causal)
+        record(y, want, variant_hypotheses(attention_variant, SCALE_MISTAKES, x, Wq, Wk, Wv, causal))
+        if not np.all(np.isfinite(y)):
+            raise CheckFailed(_("{what}: the output contains nan or inf; subtract each row's maximum before exp "
+                                "(masked entries are -inf, their exp is 0)").format(what=what))
+        expect_close(y, want, what, tol=1e-8, scale=visible_values(x, Wv, causal),
+                     hint=_("e = q k^T / sqrt(Dk) with Dk the width of q and k; with causal=True the future "
+                            "(s > t) gets -inf before the softmax, so the visible weights still sum to 1; "
+                            "subtract each row's own maximum, however far below zero the scores are"))
+
+    def same(y, other):
+        """Outputs compared at the scale of the largest (a weighted average of values is at most the
+        largest |v_s| it sees): the rounding is ~1e-13 of it, a wrong scaling ~1e-2 and more."""
+        return bool(np.all(np.isfinite(y)) and rel_error(y, other, np.abs(other).max()) <= 1e-8)
+
+    # every case runs: a scaling is named only when it gives the student's outputs on all of them
+    every_case(cases, run_case, same)
 
 
 def test_causal_maps_read_no_future_and_the_others_do(causality, rng, report_extras):
@@ -220,7 +308,7 @@ def expect_dependency(D, want, what, rtol, atol, measured=""):
         raise CheckFailed(_("{what}: D[{t}, {s}] = {got}, {measured}{want}. D[t, s] is the Frobenius norm of "
                             "dy_t/dx_s: perturb x[s, d] (every d) by +h and -h on a float64 copy of x and divide the "
                             "change of y_t by 2h").format(
-            what=what, t=worst[0], s=worst[1], got=f"{D[worst]:.10g}", want=f"{want[worst]:.10g}",
+            what=what, t=worst[0], s=worst[1], **shown_pair(D[worst], want[worst], ("got", "want"), 10),
             measured=measured or _("the exact Jacobian block norm is ")))
 
 
@@ -308,16 +396,34 @@ def test_dependency_matrix_and_first_leak(causality, rng):
     expect_leak(causality, np.array([[0.7]]), None, _("a 1 x 1 matrix (nothing above the diagonal)"))
 
 
-def readout_variant(states, tokens, n_train, current_token=False, fit_on_all=False) -> float:
-    """The readout error of the docstring with one known mistake, written here: current_token: the
-    target of position t is token t; fit_on_all: W fitted on every sequence, the held-out ones too."""
+READOUT_MISTAKES = (
+    (dict(summed=True), N_("your error matches the squared errors summed over the T-1 positions of each sequence: "
+                           "the error is a mean over the held-out sequences AND over the positions t = 1..T-1")),
+    (dict(current_token=True), N_("your error matches position t predicting token t, the one it has just read: the "
+                                  "target of [y_t, 1] is onehot(token_{t+1}), tokens[:, 1:]")),
+    (dict(fit_on_all=True), N_("your error matches a readout fitted on every sequence, the held-out ones too: fit W "
+                               "on the first n_train sequences only")),
+)
+
+
+def readout_variant(states, tokens, n_train, current_token=False, fit_on_all=False, summed=False) -> float:
+    """The readout error of the docstring, or with one known mistake, written here: current_token:
+    the target of position t is token t; fit_on_all: W fitted on every sequence, the held-out ones
+    too; summed: the squared errors summed over the T-1 positions of a sequence, not averaged."""
     N, T, K = states.shape
     features = np.concatenate([states[:, :-1], np.ones((N, T - 1, 1))], axis=2)
     targets = np.eye(int(np.max(tokens)) + 1)[tokens[:, :-1] if current_token else tokens[:, 1:]]
     fit = N if fit_on_all else n_train
     W = np.linalg.lstsq(features[:fit].reshape(fit * (T - 1), K + 1), targets[:fit].reshape(fit * (T - 1), -1),
                         rcond=None)[0]
-    return float(np.mean(np.sum((features[n_train:] @ W - targets[n_train:]) ** 2, axis=2)))
+    squared = np.sum((features[n_train:] @ W - targets[n_train:]) ** 2, axis=2)
+    return float(np.mean(np.sum(squared, axis=1)) if summed else np.mean(squared))
+
+
+def same_error(a, b) -> bool:
+    """Least squares on well-conditioned features: any factorisation within ~1e-13; 1e-6 is far above."""
+    a = float(a)
+    return bool(np.isfinite(a) and abs(a - b) <= 1e-6 * max(abs(a) + abs(b), 1e-8))
 
 
 def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report_extras):
@@ -328,41 +434,41 @@ def test_bidirectional_lm_reads_the_next_token(causality, reference, rng, report
     x = rng.normal(size=(V, E))[tokens]
     fwd, bwd = rnn_weights(rng, E, H), rnn_weights(rng, E, H)
     states = reference.causality.birnn_forward(x, np.zeros((N, H)), *fwd, *bwd)
-    errors = {}
-    for name, features in (("birnn", states), ("rnn", states[:, :, :H])):
-        what = _("next_token_readout_error on the {name} states").format(name=name)
-        error = causality.next_token_readout_error(features, tokens, n_train)
-        want = reference.causality.next_token_readout_error(features, tokens, n_train)
-        # "mean over ... t = 1..T-1": the same squared errors summed over the T-1 positions instead
-        # are exactly (T-1) times the mean (the readout's fit does not depend on the reduction).
-        known = diagnose(error, want, [(_("your error matches the squared errors summed over the T-1 positions of each "
-                                          "sequence: the error is a mean over the held-out sequences AND over the "
-                                          "positions t = 1..T-1"), (T - 1) * want),
-                                       (_("your error matches position t predicting token t, the one it has just "
-                                          "read: the target of [y_t, 1] is onehot(token_{t+1}), tokens[:, 1:]"),
-                                        readout_variant(features, tokens, n_train, current_token=True)),
-                                       (_("your error matches a readout fitted on every sequence, the held-out ones "
-                                          "too: fit W on the first n_train sequences only"),
-                                        readout_variant(features, tokens, n_train, fit_on_all=True))],
-                         same=lambda a, b: np.isfinite(a) and abs(a - b) <= 1e-6 * max(abs(a) + abs(b), 1e-8))
-        if known:
-            raise CheckFailed(_("{what} is {error}, expected {expected}: {diagnosis}").format(
-                what=what, error=f"{float(error):.6g}", expected=f"{want:.6g}", diagnosis=known), "diagnosed")
-        # least squares on well-conditioned features: any factorisation within ~1e-13; 1e-6 is far above
-        expect_close(error, want, what, tol=1e-6,
-                     hint=_("fit [y_t, 1] -> onehot(token t+1) on the first n_train sequences with np.linalg.lstsq "
-                            "(positions 0..T-2), then the mean over the other sequences and positions of the "
-                            "squared error summed over the V outputs"))
-        errors[name] = float(error)
-    report_extras["causality_readout"] = {name: float(f"{e:.6g}") for name, e in errors.items()}   # as above
     # V = tokens.max() + 1 when some id never occurs: here 2 (its one-hot column is all zeros).
     gaps = np.where(tokens == 2, 3, tokens)
     gaps[0, 0] = 3
-    what = _("next_token_readout_error on tokens of ids 0, 1 and 3 (2 never occurs)")
-    expect_close(causality.next_token_readout_error(states[:, :, :H], gaps, n_train),
-                 reference.causality.next_token_readout_error(states[:, :, :H], gaps, n_train), what, tol=1e-6,
-                 hint=_("the one-hot targets have V = tokens.max() + 1 columns, one per id up to the largest, "
-                        "whether or not each id occurs"))
+    hint = _("fit [y_t, 1] -> onehot(token t+1) on the first n_train sequences with np.linalg.lstsq (positions "
+             "0..T-2), then the mean over the other sequences and positions of the squared error summed over the V "
+             "outputs")
+    cases = [("birnn", states, tokens, _("next_token_readout_error on the {name} states").format(name="birnn"), hint),
+             ("rnn", states[:, :, :H], tokens, _("next_token_readout_error on the {name} states").format(name="rnn"),
+              hint),
+             ("gaps", states[:, :, :H], gaps,
+              _("next_token_readout_error on tokens of ids 0, 1 and 3 (2 never occurs)"),
+              _("the one-hot targets have V = tokens.max() + 1 columns, one per id up to the largest, whether or "
+                "not each id occurs"))]
+    errors = {}
+
+    def run_case(case, record):
+        name, features, ids, what, why = case
+        error = causality.next_token_readout_error(features, ids, n_train)
+        want = reference.causality.next_token_readout_error(features, ids, n_train)
+        record(error, want, variant_hypotheses(readout_variant, READOUT_MISTAKES, features, ids, n_train))
+        try:
+            error = float(error)
+        except (TypeError, ValueError):
+            raise CheckFailed(_("{what} should be a number, got {type}").format(
+                what=what, type=type(error).__name__), "shape") from None
+        if not same_error(error, want):
+            plain = _("{what} is {error}, expected {expected}").format(
+                what=what, **shown_pair(error, want, ("error", "expected")))
+            raise CheckFailed(_("{message}. {hint}").format(message=plain, hint=why), plain=plain)
+        errors[name] = error
+
+    # every case runs: a mistake is named only when it gives the student's error on all of them
+    every_case(cases, run_case, same_error)
+    errors.pop("gaps")
+    report_extras["causality_readout"] = {name: float(f"{e:.6g}") for name, e in errors.items()}   # as above
     if not errors["birnn"] < 0.8 * errors["rnn"]:
         raise CheckFailed(_("the bidirectional states should read the next token far better than the forward ones "
                             "(they saw it); your errors: {bi} against {uni}").format(

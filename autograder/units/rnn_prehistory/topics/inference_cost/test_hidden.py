@@ -12,12 +12,16 @@ import numpy as np
 from autograder.authoring.checks import (
     CheckFailed,
     MutationCheck,
+    every_case,
     expect_array,
     expect_close,
     expect_tuple,
     product_scale,
+    rel_error,
+    variant_hypotheses,
 )
-from autograder.i18n import _
+from autograder.i18n import N_, _
+from autograder.isolation.errors import StudentCodeError, StudentProblem
 from autograder.units.rnn_prehistory.oracles import DoubledCacheStep, NegatedRNNStep
 
 LENGTHS = (16, 64, 256, 1024)        # the T of the memory measurement
@@ -35,17 +39,56 @@ def value_scale(x, Wv):
     return np.maximum.accumulate(np.abs(x @ Wv), axis=1)
 
 
-def causal_attention_from_scratch(x, Wq, Wk, Wv):
-    """y[:, t] = attention of token t over tokens 0..t, each prefix computed anew (no cache)."""
+def causal_attention_from_scratch(x, Wq, Wk, Wv, width="Dk"):
+    """y[:, t] = attention of token t over tokens 0..t, each prefix computed anew (no cache); with
+    `width` "D", "Dv" or 1, the scores divided by the square root of another width (a mistake)."""
     N, T, _ = x.shape
+    divisor = {"Dk": Wk.shape[1], "D": x.shape[2], "Dv": Wv.shape[1], 1: 1}[width]
     y = np.zeros((N, T, Wv.shape[1]))
     for t in range(T):
         prefix = x[:, : t + 1]
         q, K, V = x[:, t] @ Wq, prefix @ Wk, prefix @ Wv
-        e = np.einsum("nk,ntk->nt", q, K) / np.sqrt(Wk.shape[1])
+        e = np.einsum("nk,ntk->nt", q, K) / np.sqrt(divisor)
         w = np.exp(e - e.max(axis=1, keepdims=True))
         y[:, t] = np.einsum("nt,ntv->nv", w / w.sum(axis=1, keepdims=True), V)
     return y
+
+
+SCALE_MISTAKES = (
+    (dict(width=1), N_("your outputs match scores not scaled at all: divide q_t . k_s by sqrt(Dk), the width of q "
+                       "and k")),
+    (dict(width="D"), N_("your outputs match scores divided by sqrt(D), the width of x: divide by sqrt(Dk), the "
+                         "width of q and k (Wk.shape[1])")),
+    (dict(width="Dv"), N_("your outputs match scores divided by sqrt(Dv), the width of v: divide by sqrt(Dk), the "
+                          "width of q and k (Wk.shape[1])")),
+)
+
+
+def on_a_batch(function, args, batched: int, what: str, fix: str):
+    """function(*args), the student's decoder on a batch of N sequences (the first `batched`
+    arguments carry the batch axis). When it raises and the same call on the first sequence alone
+    runs, the code handles one sequence only: the message says so and what keeps the batch axis
+    (`fix`), not only the exception."""
+    N = len(args[0])
+    try:
+        return function(*args)
+    except StudentCodeError as problem:
+        if N == 1:
+            raise
+        try:
+            function(*(a[:1] for a in args[:batched]), *args[batched:])
+        except StudentProblem:
+            raise problem from None
+        raise CheckFailed(_("{what}: {error}, on a batch of N={N} sequences, but the same call on the first sequence "
+                            "alone (N=1) runs: your code handles one sequence only. {fix}").format(
+            what=what, error=problem.message, N=N, fix=fix), "diagnosed") from None
+
+
+RNN_BATCH = N_("Keep the batch axis: x is (N, T, D) and h0 (N, H); token t of every sequence is x[:, t], of shape "
+               "(N, D), and the state stays (N, H) from token to token (never flattened, never indexed [0])")
+ATTENTION_BATCH = N_("Keep the batch axis: x is (N, T, D); token t of every sequence is x[:, t], of shape (N, D), the "
+                     "cache holds (N, t, Dk) keys and (N, t, Dv) values, and sequence n's scores are q[n] . K[n, s] "
+                     "(e.g. np.einsum('nk,ntk->nt', q, K))")
 
 
 def attention_weights(rng, D, Dk, Dv):
@@ -65,7 +108,8 @@ def test_rnn_decode_matches_the_recurrence(inference_cost, rng):
         expect_close(h1, np.tanh(x[:, 0] @ Wx + h0 @ Wh + b), what, tol=1e-9, scale=1.0,
                      hint=_("h_t = tanh(x_t Wx + h_{t-1} Wh + b)"))
         what = f"rnn_decode (N={N}, T={T}, D={D}, H={H})"
-        h, _held = expect_tuple(inference_cost.rnn_decode(x, h0, Wx, Wh, b), 2, what)
+        h, _held = expect_tuple(on_a_batch(inference_cost.rnn_decode, (x, h0, Wx, Wh, b), 2, what, _(RNN_BATCH)),
+                                2, what)
         want, state = np.zeros((N, T, H)), h0
         for t in range(T):
             state = np.tanh(x[:, t] @ Wx + state @ Wh + b)
@@ -93,14 +137,21 @@ def test_rnn_decode_matches_the_recurrence(inference_cost, rng):
 
 
 def test_attention_decode_equals_causal_attention_recomputed_every_step(inference_cost, rng):
+    cases = []
     for N, T, D, Dk, Dv in [(1, 1, 2, 2, 3), (2, 7, 4, 3, 2), (3, 12, 3, 4, 4)]:
-        x = rng.normal(size=(N, T, D))
-        weights = attention_weights(rng, D, Dk, Dv)
+        cases.append((rng.normal(size=(N, T, D)), attention_weights(rng, D, Dk, Dv)))
+
+    def run_case(case, record):
+        x, weights = case
+        (N, T, D), Dk, Dv = x.shape, weights[1].shape[1], weights[2].shape[1]
         what = f"attention_decode (N={N}, T={T}, D={D}, Dk={Dk}, Dv={Dv})"
-        y, cache, _held = expect_tuple(inference_cost.attention_decode(x, *weights), 3, what)
+        y, cache, _held = expect_tuple(on_a_batch(inference_cost.attention_decode, (x, *weights), 1, what,
+                                                  _(ATTENTION_BATCH)), 3, what)
         expect_array(y, (N, T, Dv), f"{what}: y")
-        expect_close(y, causal_attention_from_scratch(x, *weights), f"{what}: y", tol=1e-9,
-                     scale=value_scale(x, weights[2]),
+        scale = value_scale(x, weights[2])
+        record((y, scale), causal_attention_from_scratch(x, *weights),
+               variant_hypotheses(causal_attention_from_scratch, SCALE_MISTAKES, x, *weights))
+        expect_close(y, causal_attention_from_scratch(x, *weights), f"{what}: y", tol=1e-9, scale=scale,
                      hint=_("token t attends over the cached keys and values of tokens 0..t (its own pair "
                             "appended first), with scores q_t . k_s / sqrt(Dk)"))
         K, V = expect_tuple(cache, 2, f"{what}: cache")
@@ -108,6 +159,14 @@ def test_attention_decode_equals_causal_attention_recomputed_every_step(inferenc
                      hint=_("cache the keys k_t = x_t Wk: a query is used once, by its own token, and is never "
                             "cached"))
         expect_close(V, x @ weights[2], f"{what}: the cached values", tol=1e-12, scale=product_scale(x, weights[2]))
+
+    def same(got, other):
+        """The student's y (with its scale, the largest value each row averages) is `other`."""
+        y, scale = got
+        return bool(np.all(np.isfinite(y)) and rel_error(y, other, scale) <= 1e-9)
+
+    # every case runs: a scaling is named only when it gives the student's outputs on all of them
+    every_case(cases, run_case, same, differs=lambda wrong, right: not np.allclose(wrong, right, rtol=1e-6, atol=0))
 
 
 def test_the_cache_is_extended_not_rebuilt(inference_cost, rng):
