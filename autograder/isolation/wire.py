@@ -203,11 +203,10 @@ def _decoder(objects, tags=None, arrays: memoryview = _NO_ARRAYS):
     return decode
 
 
-def _split(raw: bytes) -> tuple[memoryview, memoryview]:
+def _split(raw: bytes) -> tuple[bytes, memoryview]:
     """A frame's JSON and its array section (empty when it has none)."""
-    view = memoryview(raw)
     end = raw.find(b"\0")
-    return (view, view[:0]) if end < 0 else (view[:end], view[end + 1:])
+    return (raw, _NO_ARRAYS) if end < 0 else (raw[:end], memoryview(raw)[end + 1:])
 
 
 def parse_reply(raw: bytes, tags=None) -> dict:
@@ -217,11 +216,10 @@ def parse_reply(raw: bytes, tags=None) -> dict:
     if len(raw) > MAX_REPLY_BYTES:
         raise WireError(f"reply of {len(raw)} bytes")
     text, arrays = _split(raw)
-    text_bytes = bytes(text)
-    if text_bytes.count(b"[") + text_bytes.count(b"{") > MAX_REPLY_CONTAINERS:
+    if text.count(b"[") + text.count(b"{") > MAX_REPLY_CONTAINERS:
         raise WireError("reply with too many lists or objects")
     try:                      # depth: json's own recursion limit raises RecursionError
-        reply = json.loads(text_bytes, object_hook=_decoder(None, tags, arrays))
+        reply = json.loads(text, object_hook=_decoder(None, tags, arrays))
     except WireError:
         raise
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
@@ -255,7 +253,7 @@ def dumps(value, *, objects=None) -> bytes:
 def loads(raw: bytes, *, objects=None, tags=None):
     text, arrays = _split(raw)
     try:
-        return json.loads(bytes(text), object_hook=_decoder(objects, tags, arrays))
+        return json.loads(text, object_hook=_decoder(objects, tags, arrays))
     except WireError:
         raise
     except (ValueError, TypeError, KeyError, RecursionError) as exc:

@@ -323,15 +323,9 @@ def _side_by_side(s: ClassSummary) -> list[str]:
 
 
 def render_png(s: ClassSummary) -> bytes:
-    """One histogram per topic and one of the total; counts are whole students."""
-    def bands(percents: list[float]) -> list[int]:
-        counts = [0] * BINS
-        for p in percents:
-            counts[min(BINS - 1, int(BINS * p / 100))] += 1
-        return counts
-
+    """One histogram per topic and one of the total (percent: a topic of 100 points); counts are whole students."""
     panels = [(f"{t.id} ({t.possible:g} pts)", t.histogram() if t.possible else [0] * BINS) for t in s.topics]
-    panels.append(("total", bands(s.totals)))
+    panels.append(("total", TopicStats("total", 100.0, s.totals).histogram()))
     return histograms.png(f"{s.unit}: students per score band ({len(s.totals)} graded)", panels,
                           [100 * i // BINS for i in range(BINS + 1)], "% of the topic's points")
 

@@ -142,9 +142,15 @@ def lab(fault_injection, run_seed, report_extras):
         record.returned_error = whole_sentences(getattr(exc, "message", exc))
     else:
         state["background"] = {
-            name: run.replaced({target: broken.body_for(seed) for target, broken in replacements.items()}).submit(seed)
+            name: _rewritten(run, replacements, seed).submit(seed)
             for name, (replacements, _keys) in broken_runs().items()}
     return state
+
+
+def _rewritten(run, replacements: dict, seed: int):
+    """The student's lab in a fresh worker whose copy of the module runs `replacements`'
+    broken (or scaled) primitives on the lab's seed."""
+    return run.replaced({target: broken.body_for(seed) for target, broken in replacements.items()})
 
 
 def _lab_run(lab, reruns):
@@ -182,8 +188,8 @@ def _patched_run(lab, name):
     if name not in lab["patched"]:
         try:
             pending = lab["background"].get(name)                       # started by `lab` when its run returned
-            lab["patched"][name] = (pending.result() if pending is not None else lab["function"].replaced(
-                {target: broken.body_for(lab["seed"]) for target, broken in replacements.items()})(lab["seed"]))
+            lab["patched"][name] = (pending.result() if pending is not None
+                                    else _rewritten(lab["function"], replacements, lab["seed"])(lab["seed"]))
         except Exception as exc:  # noqa: BLE001
             lab["patched"][name] = exc
     result = lab["patched"][name]
