@@ -240,3 +240,31 @@ def test_no_text_of_a_stub_grading_runs_off_the_figure(tmp_path, monkeypatch):
         assert proc.returncode == 0, proc.stderr
         assert any(d["text"].startswith("Fault-injection lab") for d in drawn), drawn
         assert not _outside_the_image(drawn), (language, _outside_the_image(drawn))
+
+
+def test_the_characters_drawn_without_reading_a_character_map_are_glyphs_of_both_dejavu_faces():
+    """raster.IN_DEJAVU: texts made of these and ASCII skip fontTools and DejaVu's character map
+    (~0.075 s of CPU per grading); each must be a real glyph of the regular and the bold face."""
+    text = "".join(sorted(raster.IN_DEJAVU))
+    for bold in (False, True):
+        assert not _notdef_glyphs(raster._font_file(bold), 0, text), bold
+
+
+def test_a_figure_of_ticks_and_crosses_loads_no_character_map():
+    """The figures' own labels (a signal's ✓ or ✗) are drawn without importing fontTools; a text
+    with a character outside IN_DEJAVU still reads the map (and finds a font for it)."""
+    import subprocess
+    import sys
+
+    script = ("import sys\n"
+              "from autograder.units.rnn_prehistory import raster\n"
+              "fig = raster.Figure((4, 2), dpi=50)\n"
+              "ax = fig.subplots(1, 1)[0]\n"
+              "ax.plot([0, 1], [0, 1])\n"
+              "fig.suptitle('rho = 0.5: \u2713 held, \u2717 not held \u2264 1e-10')\n"
+              "assert fig.render().size\n"
+              "print('fontTools' in sys.modules)\n"
+              "raster.face_for('\u68af\u5ea6')\n"
+              "print('fontTools' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"], done.stdout + done.stderr

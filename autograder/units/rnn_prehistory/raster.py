@@ -128,12 +128,26 @@ def _needed(text: str) -> set[int]:
     return {ord(c) for c in text if not c.isspace()}
 
 
+# Characters beyond ASCII that every DejaVu Sans has, regular and bold (tests/content/
+# test_figure_text.py reads both character maps to check): the figures' own labels use some
+# (a signal's ✓ and ✗). A text made of these and ASCII is drawn without reading the font's
+# character map, which costs fontTools' import and a table's decoding: ~0.075 s of CPU, a
+# twelfth of a stub grading, paid once per process by any text beyond ASCII.
+IN_DEJAVU = frozenset("✓✗·–—…→←↑↓×−±≤≥≠≈°‖′″αβγδεηθλμρστφω²³")
+
+
+def _in_dejavu(text: str) -> bool:
+    return text.isascii() or all(c.isascii() or c in IN_DEJAVU for c in text)
+
+
 @lru_cache(maxsize=MEMO_TEXTS)      # texts of data values come and go in a batch job: bounded
 def face_for(text: str, bold: bool = False) -> tuple[tuple[str, int] | None, str]:
     """(None: DejaVu Sans, or the (file, index) of the fallback font to draw `text` with; the
     text, where a character that font lacks is written "<U+4E2D>")."""
+    if _in_dejavu(text):
+        return None, text
     needed = _needed(text)
-    if text.isascii() or needed <= _cmap(_font_file(bold)):
+    if needed <= _cmap(_font_file(bold)):
         return None, text
     best: tuple[int, tuple[str, int]] | None = None
     for face in fallback_fonts():
