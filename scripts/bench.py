@@ -12,6 +12,8 @@ loaded machine, read the ratios), and the largest resident set of any one proces
 load average is printed per round.
 
 Series: the floor; grading the reference, the stubs, and the reference's public tests only;
+grading one test (a grading's fixed cost) and the reference's run_fault_injection run as often
+as a grading runs it, in a plain interpreter (no goal: what the goals leave room for);
 `batch --jobs 2` over `--batch` generated submissions (the reference, the stubs and the kill
 matrix's mutants, in turn), per submission; `nbgrader autograde` of the same reference in
 the generated course (course/: one notebook per topic, one submission, the notebooks' shared
@@ -53,6 +55,8 @@ GRADE = [sys.executable, "-m", "autograder", "grade"]
 NBGRADER = Path(sys.executable).with_name("nbgrader")
 OTTER = Path(sys.executable).with_name("otter")
 FLOOR, REFERENCE, PUBLIC = "floor: empty pytest", "grade reference", "grade --suite public"
+ONE_TEST, ONE_TEST_ID = "grade one test (the fixed cost)", "attention::public::test_additive_attention_fixed_vector"
+LAB_ALONE = "the reference's lab, 5 runs, plain python"
 # Otter's series -> (the suites mapped to its cases, our series of the same work)
 OTTER_SERIES = {"otter run, reference": (("public", "hidden"), REFERENCE), "otter run, public": (("public",), PUBLIC)}
 
@@ -204,6 +208,14 @@ def series(tmp: Path, batch: int, nbgrader: bool, otter: bool) -> tuple[dict, di
         "grade stubs": (lambda: measure(GRADE + [str(STUBS), "--out", str(out), "--quiet"]), 1),
         PUBLIC: (lambda: measure(GRADE + [str(SOLUTIONS), "--suite", "public", "--out", str(out),
                                                           "--quiet"]), 1),
+        # What no grading of the reference can go below, in the same rounds: a grading's fixed
+        # cost (one test: the grader, its worker image, pytest, the reports), and the student's
+        # own lab, run as often as a grading runs it (its own run, three broken runs, the public
+        # test's), in a plain interpreter. No goal: they say how far the goals are from the work.
+        ONE_TEST: (lambda: measure(GRADE + [str(SOLUTIONS), "--test", ONE_TEST_ID, "--out", str(out), "--quiet"]), 1),
+        LAB_ALONE: (lambda: measure([sys.executable, "-c", "import fault_injection as f\n"
+                                     "for seed in (1000, 1001, 1002, 1003, 42): f.run_fault_injection(seed)"],
+                                    cwd=SOLUTIONS, env=dict(os.environ, OPENBLAS_NUM_THREADS="1")), 1),
     }
     if batch:
         root = generated_class(tmp / "class", batch)
