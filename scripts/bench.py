@@ -55,7 +55,7 @@ GRADE = [sys.executable, "-m", "autograder", "grade"]
 NBGRADER = Path(sys.executable).with_name("nbgrader")
 OTTER = Path(sys.executable).with_name("otter")
 FLOOR, REFERENCE, PUBLIC = "floor: empty pytest", "grade reference", "grade --suite public"
-ONE_TEST, ONE_TEST_ID = "grade one test (the fixed cost)", "attention::public::test_additive_attention_fixed_vector"
+ONE_TEST, ONE_TEST_ID = "grade one test (the fixed cost)", "attention::hidden::test_additive_attention_matches_reference"
 LAB_ALONE = "the reference's lab, 5 runs, plain python"
 # Otter's series -> (the suites mapped to its cases, our series of the same work)
 OTTER_SERIES = {"otter run, reference": (("public", "hidden"), REFERENCE), "otter run, public": (("public",), PUBLIC)}
