@@ -177,11 +177,17 @@ def test_constants_flipped_by_detecting_the_rewrite_behind_primitives_off_by_a_h
     assert _lab_points(graded.score) == 0, {t: results[t]["message"] for t in SIGNAL_TESTS.values()}
 
 
-# What is left (issue 37): the gradient check's figure is round-off in the normal run, where
-# nothing checks it but its range, and in the scaled run it is |c - 1| / (c + 1) on any loss (a
-# valid lab may take its own loss, so nothing else about it can be compared). A lab that finds
-# c without running the check, or that measures only in the runs it sees rewritten, keeps that
-# signal's 1.5 points, and only that one: every other figure is compared in every run.
+# The boundary (issue 37, point 1): the gradient check's figure is round-off in the normal run,
+# where nothing checks it but its range, and in the scaled run it is |c - 1| / (c + 1) on any
+# loss (a valid lab may take its own loss, so nothing else about it can be compared). A lab that
+# finds c with a known-answer call of rnn_backward, or that measures only in the runs it sees
+# rewritten, keeps that signal's 1.5 points, and only that one: every other figure is compared
+# in every run. Both answer every judged run rightly: in the lab's own run "true, round-off" is
+# the right answer (what a constant says), and in the scaled run they measure rnn_backward's
+# error (on an input whose gradient they know, or with their real check). No run can catch
+# them: one whose right answer differs from the own run's differs in code or data that the
+# worker holds and student code can read (a factor drawn from the data is no better: the
+# formula and the data are both there), so its answer can always be computed from them.
 @pytest.mark.parametrize("mode", ["ratio", "honest"])
 def test_a_lab_that_reads_the_factor_or_measures_only_when_watched_keeps_the_gradient_check_only(case, mode):
     graded, results = _detecting(case, mode, "behaviour")
