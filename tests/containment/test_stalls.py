@@ -31,8 +31,11 @@ def test_a_stand_in_handed_huge_inputs_refuses_them(case):
     graded = case.grade(sub, "causality", "attention", within=30)
     expect_full_marks(graded.score, "attention")
     failed = birnn_failures(graded.score)
-    assert failed and any("lent to your code was handed" in t["message"] for t in failed.values()), \
+    # every test that lends rnn_forward (the hidden ones) hears why, whatever the machine's load
+    # (the payload attacks only where rnn_forward is lent: its own slow call timed out under load)
+    assert failed and all("lent to your code was handed" in t["message"] for t in failed.values()), \
         results_of(graded.score, "causality")
+    assert all(i.startswith("hidden::") for i in failed), sorted(failed)
     assert graded.run.maxrss_kb < 400 * 1024, f"peak memory {graded.run.maxrss_kb >> 10} MiB"
 
 
