@@ -56,6 +56,16 @@ def _scaled_result(value, factor):
 """
 
 
+def _compiled_scaler():
+    namespace: dict = {}
+    exec(_SCALER, namespace)  # noqa: S102 - our own text, the one appended to the worker's copy
+    return namespace["_scaled_result"]
+
+
+# The wrapper's scaling in the grader's process (the procedure's scaled primitive): the same code.
+scaled_result = _compiled_scaler()
+
+
 def _scale_result(text: str, function: str, scaled: Scaled) -> bytes:
     """`text` with lines appended that rebind `function` (when the module defines it) to the
     same function with its result scaled."""

@@ -145,6 +145,8 @@ _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 def _array(body, arrays: memoryview) -> np.ndarray:
     """The array of a "$nd" body: [dtype, shape, offset into the frame's array section],
     every part checked before numpy reads a byte (a forged frame raises WireError)."""
+    if type(body) is not list or len(body) != 3:
+        raise WireError("malformed array")
     dtype, shape, offset = body
     if type(dtype) is not str or type(shape) is not list or type(offset) is not int:
         raise WireError("malformed array")
@@ -175,8 +177,6 @@ def _decoder(objects, tags=None, arrays: memoryview = _NO_ARRAYS):
             return data
         (tag, body), = data.items()
         if tag in ("$nd", "$ndT"):
-            if type(body) is not list or len(body) != 3:
-                raise WireError("malformed array")
             arr = _array(body, arrays)
             return arr.T if tag == "$ndT" else arr
         if tag == "$t":
@@ -260,7 +260,7 @@ def loads(raw: bytes, *, objects=None, tags=None):
         raise WireError(f"malformed message: {type(exc).__name__}: {exc}") from None
 
 
-# Framing: an 8-byte big-endian length, then the JSON bytes.
+# Framing: an 8-byte big-endian length, then the frame (its JSON, and its array section after a NUL).
 def write_frame(fd: int, payload: bytes) -> None:
     data = len(payload).to_bytes(8, "big") + payload
     view = memoryview(data)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.isolation.rewrite import Body, Scaled
+from autograder.isolation.rewrite import Body, Scaled, scaled_result
 
 
 @dataclass(frozen=True)
@@ -75,16 +75,14 @@ class ScaledPrimitive:
 
 @dataclass(frozen=True)
 class ScaledFunction:
-    """A function whose result (a number, an array, or a tuple of them) is multiplied by `factor`."""
+    """A function whose result is scaled by `factor` as the worker's scaled copy scales it
+    (rewrite.scaled_result: every number of it, through tuples, lists and dicts)."""
 
     function: object
     factor: float
 
     def __call__(self, *args):
-        result = self.function(*args)           # type: ignore[operator]
-        if isinstance(result, (tuple, list)):
-            return type(result)(np.multiply(item, self.factor) for item in result)
-        return np.multiply(result, self.factor)
+        return scaled_result(self.function(*args), self.factor)   # type: ignore[operator]
 
 
 _NP = "np = __import__('numpy'); "      # the student's module may not have imported numpy as np
